@@ -1,0 +1,79 @@
+"""Argument checks shared by every layer: a clear error that names the bad value.
+
+Nothing is silently clipped, dropped or overwritten: every check raises
+:class:`ValueError` (or :class:`TypeError`) with the parameter's name and value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float; raise ValueError unless it is finite and > 0."""
+    value = _as_float(epsilon, name)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {epsilon!r}")
+    return value
+
+
+def check_delta(delta: float, name: str = "delta") -> float:
+    """Return ``delta`` as a float; raise ValueError unless 0 <= delta < 1."""
+    value = _as_float(delta, name)
+    if not (0.0 <= value < 1.0):
+        raise ValueError(f"{name} must lie in [0, 1), got {delta!r}")
+    return value
+
+
+def check_positive(value: float, name: str) -> float:
+    """Return ``value`` as a float; raise ValueError unless finite and > 0 (sigma, C, gamma)."""
+    out = _as_float(value, name)
+    if not (math.isfinite(out) and out > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return out
+
+
+def check_probability(value: float, name: str, *, open_interval: bool = True) -> float:
+    """Return ``value``; raise ValueError unless it lies in (0, 1) (or [0, 1] if not open)."""
+    out = _as_float(value, name)
+    ok = (0.0 < out < 1.0) if open_interval else (0.0 <= out <= 1.0)
+    if not ok:
+        interval = "(0, 1)" if open_interval else "[0, 1]"
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
+    return out
+
+
+def check_count(value: int, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as int; raise ValueError unless it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not float(value).is_integer():
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    out = int(value)
+    if out < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return out
+
+
+def check_finite_array(array, name: str, ndim: int | None = None) -> np.ndarray:
+    """Return ``array`` as a float ndarray; raise ValueError on NaN/inf or a wrong ndim."""
+    out = np.asarray(array, dtype=float)
+    if ndim is not None and out.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {out.shape}")
+    bad = ~np.isfinite(out)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name} contains {int(bad.sum())} non-finite value(s); first at index {first}: "
+            f"{out[first]!r}"
+        )
+    return out
+
+
+def _as_float(value, name: str) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a number, got {value!r}") from exc

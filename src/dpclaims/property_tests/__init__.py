@@ -1,0 +1,1 @@
+"""dpclaims.property_tests."""

@@ -1,0 +1,181 @@
+"""Property-based checks of claimed sensitivity bounds (hypothesis).
+
+A claimed L2 sensitivity Delta of a query F is a bound: for every neighbouring
+pair (D, D'), ||F(D) - F(D')||_2 <= Delta. :func:`check_sensitivity` searches for
+a pair violating it with hypothesis (guided by ``hypothesis.target`` towards large
+ratios) and reports the largest ratio ||F(D) - F(D')|| / Delta it saw and, on a
+violation, the counterexample hypothesis shrank.
+
+Only floating-point rounding is forgiven. A query like DP-SEP's theta_new is a
+large vector (norm ~ N C) whose neighbouring difference is tiny (~ C / N), so the
+difference of two computed values carries an absolute rounding error of order
+eps * ||F(D)||. A pair is a violation when
+
+    ||F(D) - F(D')|| > Delta (1 + 1e-9) + ROUNDING_ULPS * eps * magnitude(example)
+
+where ``magnitude`` (optional, e.g. ||F(D)|| + ||F(D')||) is supplied by the caller
+and eps is float64's machine epsilon. Both allowances are reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from random import Random
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, find, settings, target
+from hypothesis.errors import NoSuchExample
+
+from dpclaims.analysis.validation import check_count, check_positive
+
+ROUNDING_RTOL = 1e-9
+ROUNDING_ULPS = 64.0
+
+
+@dataclass(frozen=True)
+class SensitivityCheck:
+    """Outcome of :func:`check_sensitivity`.
+
+    Attributes
+    ----------
+    claimed : float
+        The claimed L2 sensitivity.
+    max_ratio : float
+        Largest ||F(D) - F(D')||_2 / claimed over all examples hypothesis tried.
+    n_examples : int
+        Number of neighbouring pairs evaluated.
+    violated : bool
+        Whether some pair exceeded the claim by more than rounding.
+    counterexample : Any
+        The shrunk violating example (None if none was found).
+    counterexample_ratio : float or None
+        Its ratio.
+    seed : int
+    """
+
+    claimed: float
+    max_ratio: float
+    n_examples: int
+    violated: bool
+    counterexample: Any
+    counterexample_ratio: float | None
+    seed: int
+    worst_example: Any = None
+
+    def to_dict(self) -> dict:
+        return {
+            "claimed_sensitivity": self.claimed,
+            "max_ratio": self.max_ratio,
+            "n_examples": self.n_examples,
+            "violated": self.violated,
+            "counterexample": _jsonable(self.counterexample),
+            "counterexample_ratio": self.counterexample_ratio,
+            "worst_example": _jsonable(self.worst_example),
+            "seed": self.seed,
+            "rounding_rtol": ROUNDING_RTOL,
+            "rounding_ulps_of_magnitude": ROUNDING_ULPS,
+        }
+
+
+def check_sensitivity(
+    strategy,
+    distance: Callable[[Any], float],
+    claimed: float,
+    *,
+    max_examples: int = 500,
+    seed: int = 0,
+    magnitude: Callable[[Any], float] | None = None,
+) -> SensitivityCheck:
+    """Search for a neighbouring pair whose query distance exceeds ``claimed``.
+
+    Parameters
+    ----------
+    strategy : hypothesis strategy
+        Draws one example (a neighbouring pair together with whatever state the
+        query needs).
+    distance : callable
+        example -> ||F(D) - F(D')||_2 (a float, in the units of the query).
+    claimed : float
+        Claimed L2 sensitivity (> 0).
+    max_examples : int
+        Hypothesis budget (examples tried before it gives up searching).
+    seed : int
+        Seeds hypothesis's search (same seed, same result).
+    magnitude : callable, optional
+        example -> size of the query values (e.g. ||F(D)|| + ||F(D')||), for the
+        rounding allowance in the module docstring. None: no absolute allowance.
+
+    Returns
+    -------
+    SensitivityCheck
+
+    Raises
+    ------
+    ValueError
+        For claimed <= 0 or max_examples < 1, or a non-finite distance.
+    """
+    claimed = check_positive(claimed, "claimed")
+    max_examples = check_count(max_examples, "max_examples")
+    seen = {"n": 0, "max": 0.0, "worst": None}
+
+    def ratio(example) -> float:
+        value = float(distance(example))
+        if not np.isfinite(value):
+            raise ValueError(f"distance returned a non-finite value {value!r} for {example!r}")
+        r = value / claimed
+        seen["n"] += 1
+        if r > seen["max"]:
+            seen["max"], seen["worst"] = r, example
+        return r
+
+    eps = float(np.finfo(float).eps)
+
+    def allowed_ratio(example) -> float:
+        slack = 0.0 if magnitude is None else ROUNDING_ULPS * eps * float(magnitude(example))
+        return 1.0 + ROUNDING_RTOL + slack / claimed
+
+    def violates(example) -> bool:
+        r = ratio(example)
+        target(r, label="ratio to claimed sensitivity")
+        return r > allowed_ratio(example)
+
+    conf = settings(
+        max_examples=max_examples,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    try:
+        example = find(strategy, violates, settings=conf, random=Random(seed))
+        cex_ratio = float(distance(example)) / claimed
+        violated = True
+    except NoSuchExample:
+        example, cex_ratio, violated = None, None, False
+    return SensitivityCheck(
+        claimed=claimed,
+        max_ratio=seen["max"],
+        n_examples=seen["n"],
+        violated=violated,
+        counterexample=example,
+        counterexample_ratio=cex_ratio,
+        seed=seed,
+        worst_example=seen["worst"],
+    )
+
+
+def _jsonable(obj):
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, np.ndarray):
+        return np.round(obj, 12).tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "__dict__"):
+        return {k: _jsonable(v) for k, v in vars(obj).items()}
+    return repr(obj)
