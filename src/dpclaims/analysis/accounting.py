@@ -1,0 +1,1107 @@
+"""Privacy accounting of Gaussian mechanisms under the sampling an algorithm really performs.
+
+Several accountants are run side by side on one mechanism, each row saying what
+it assumes, and disagreement between them is flagged. Nothing is substituted:
+an accountant that does not support the (sampling, neighbouring relation)
+combination gives ``epsilon=None`` and says why.
+
+Conventions
+-----------
+**Noise multiplier.** ``noise_multiplier`` sigma is the ratio of the Gaussian
+noise standard deviation to the L2 sensitivity Delta of the *un-sampled* query
+(e.g. the sum over a batch) under the chosen neighbouring relation: noise std =
+sigma * Delta. A Gaussian mechanism with multiplier sigma has the same privacy
+curve, N(0, sigma^2 Delta^2) against N(Delta, sigma^2 Delta^2), under either
+relation when sigma is relative to that relation's own sensitivity; only the
+amplification by sampling differs by relation. For a sum of per-record
+contributions clipped to norm C, Delta = C under add-remove and Delta = 2C under
+replace-one, so DP-SGD's noise multiplier z (noise std z C) is sigma = z under
+add-remove and sigma = z / 2 under replace-one.
+
+``dp_accounting``'s RDP accountant and autodp use this convention under both
+relations. ``dp_accounting``'s PLD accountant does not under ``REPLACE_ONE``: it
+reads the multiplier relative to the per-record bound C = Delta / 2 (it compares
+mu(x + C) with mu(x - C)), so :func:`account` hands it 2 sigma and says so. For
+Poisson sampling under replace-one the sampled curve is not fixed by Delta
+alone; the PLD's ``REPLACE`` model assumes per-record contributions in a ball of
+radius Delta / 2 around 0 (clipping), the worst pair being f(z) = -f(z').
+
+**Sampling** (:class:`Sampling`). ``poisson``: each record joins each step's
+batch independently with probability q = B / N. ``without-replacement``: each
+step uses a uniformly random subset of exactly B of the N records (N public;
+replace-one). ``shuffle`` / ``fixed-order``: each pass (epoch) touches each
+record exactly once, in batches that partition the data; this is *not*
+subsampling. ``none``: every step uses the whole dataset.
+
+Verified support (dp_accounting 0.6.0, autodp 0.2.3.1; AR = add-remove,
+RO = replace-one; "Gaussian" = shuffle, fixed-order and none)::
+
+    accountant           Poisson AR  Poisson RO  WOR AR  WOR RO  Gaussian AR  Gaussian RO
+    dp_accounting-rdp    yes         no          no      yes     yes          yes
+    dp_accounting-pld    yes         yes [*]     no      no      yes          yes [*]
+    autodp-rdp           yes         no          no      yes     yes          yes
+    moments-accountant   yes         no          no      yes     yes          yes
+    analytic-gaussian    no          no          no      no      yes          yes
+
+    [*] given 2 sigma (see above). The moments accountant converts dp_accounting's
+    RDP curve, so it has that accountant's support.
+
+References
+----------
+.. [1] Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang, "Deep learning
+   with differential privacy", CCS 2016 (moments accountant, Thm. 2).
+.. [2] Mironov, "Renyi differential privacy", CSF 2017 (Prop. 3: RDP to (eps, delta)).
+.. [3] Mironov, Talwar, Zhang, "Renyi differential privacy of the sampled
+   Gaussian mechanism", arXiv:1908.10530, 2019.
+.. [4] Wang, Balle, Kasiviswanathan, "Subsampled Renyi differential privacy and
+   analytical moments accountant", AISTATS 2019 (Thm. 27: without replacement).
+.. [5] Zhu, Wang, "Poisson subsampled Renyi differential privacy", ICML 2019 (Thm. 8).
+.. [6] Balle, Barthe, Gaboardi, Hsu, Sato, "Hypothesis testing interpretations
+   and Renyi differential privacy", AISTATS 2020 (Thm. 21: RDP to (eps, delta)).
+.. [7] Canonne, Kamath, Steinke, "The discrete Gaussian for differential
+   privacy", NeurIPS 2020 (Prop. 12: the conversion dp_accounting uses).
+.. [8] Balle, Wang, "Improving the Gaussian mechanism for differential privacy:
+   analytical calibration and optimal denoising", ICML 2018 (exact Gaussian eps).
+.. [9] Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, "Connect the dots: tighter
+   discrete approximations of privacy loss distributions", PETS 2022.
+.. [10] dp_accounting documentation and source,
+   https://github.com/google/differential-privacy/tree/main/python/dp_accounting
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import dp_accounting
+import numpy as np
+from autodp import mechanism_zoo, transformer_zoo
+from dp_accounting.pld import PLDAccountant
+from dp_accounting.rdp import RdpAccountant
+
+from dpclaims.analysis.validation import check_count, check_delta, check_epsilon, check_positive
+
+__all__ = [
+    "ACCOUNTANTS",
+    "CALIBRATION_ACCOUNTANTS",
+    "KINDS",
+    "RELATIONS",
+    "AccountantRow",
+    "AccountingResult",
+    "Sampling",
+    "account",
+    "calibrate_noise_multiplier",
+    "dp_event_for",
+]
+
+KINDS = ("poisson", "without-replacement", "shuffle", "fixed-order", "none")
+RELATIONS = ("replace-one", "add-remove")
+ACCOUNTANTS = (
+    "dp_accounting-rdp",
+    "dp_accounting-pld",
+    "autodp-rdp",
+    "moments-accountant",
+    "analytic-gaussian",
+)
+CALIBRATION_ACCOUNTANTS = ("autodp-rdp", "dp_accounting-rdp", "dp_accounting-pld")
+
+_DPA_RELATION = {
+    "replace-one": dp_accounting.NeighboringRelation.REPLACE_ONE,
+    "add-remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+}
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How an iterative Gaussian mechanism picks the records each step touches.
+
+    Parameters
+    ----------
+    kind : {"poisson", "without-replacement", "shuffle", "fixed-order", "none"}
+        ``poisson``: each record joins each batch independently with probability
+        q = B / N. ``without-replacement``: each batch is a uniformly random
+        subset of exactly B of the N records. ``shuffle``: each epoch is a pass
+        over a (hidden) random permutation in batches of B. ``fixed-order``: the
+        same, in an order the adversary knows. ``none``: every step uses the
+        whole dataset (full batch).
+    dataset_size : int, optional
+        N, number of records. Required for ``poisson`` and
+        ``without-replacement``, and for ``shuffle`` / ``fixed-order`` given in
+        ``steps``.
+    batch_size : int or float, optional
+        B, records per batch (for ``poisson`` the expected batch size, which may
+        be fractional). 0 < B <= N. For ``none`` it may be omitted or equal N.
+    steps : int, optional
+        Number of noisy steps (mechanism invocations). Give exactly one of
+        ``steps`` and ``epochs``.
+    epochs : int, optional
+        Number of passes. For ``poisson`` / ``without-replacement`` it means
+        ``epochs * N / B`` steps, which must be an integer (otherwise give
+        ``steps``); for ``shuffle`` / ``fixed-order`` a pass is ``ceil(N / B)``
+        steps (the last batch may be short); for ``none`` a pass is one step.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``kind``; a non-positive or non-integer size or count;
+        ``batch_size > dataset_size``; both or neither of ``steps`` and
+        ``epochs``; a size missing that the kind needs.
+
+    Notes
+    -----
+    A shuffled or fixed-order pass touches each record exactly once per epoch,
+    so the honest default (:func:`dp_event_for`) is the composition of one
+    *unamplified* Gaussian mechanism per epoch: with disjoint batches, changing
+    one record changes one step's output per epoch by at most Delta. For a
+    fixed-order pass whose order the adversary knows this is exact (tight in
+    the worst case over the query); for a hidden shuffle it is an upper bound
+    that ignores amplification by shuffling. A partial last epoch (``steps``
+    not a multiple of ``ceil(N / B)``) counts as a full one, since some record
+    is touched in it. Under add-remove this assumes that adding or removing a
+    record changes only the batch that holds it; if batches are re-formed by
+    position, an insertion shifts every later batch and the bound does not
+    apply.
+    """
+
+    kind: str
+    dataset_size: int | None = None
+    batch_size: int | float | None = None
+    steps: int | None = None
+    epochs: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if (self.steps is None) == (self.epochs is None):
+            raise ValueError(
+                f"give exactly one of steps and epochs, got steps={self.steps!r}, "
+                f"epochs={self.epochs!r}"
+            )
+        if self.steps is not None:
+            object.__setattr__(self, "steps", check_count(self.steps, "steps"))
+        if self.epochs is not None:
+            object.__setattr__(self, "epochs", check_count(self.epochs, "epochs"))
+        n = self.dataset_size
+        if n is not None:
+            n = check_count(n, "dataset_size")
+            object.__setattr__(self, "dataset_size", n)
+        b = self.batch_size
+        if b is not None:
+            if self.kind == "poisson":
+                b = check_positive(b, "batch_size")
+                b = int(b) if b.is_integer() else b
+            else:
+                b = check_count(b, "batch_size")
+            if n is None:
+                raise ValueError(f"batch_size={b!r} needs dataset_size, got None")
+            if b > n:
+                raise ValueError(f"batch_size {b!r} exceeds dataset_size {n!r}")
+            if self.kind == "none" and b != n:
+                raise ValueError(
+                    f"kind 'none' uses the whole dataset each step: batch_size {b!r} must "
+                    f"equal dataset_size {n!r} or be omitted"
+                )
+            object.__setattr__(self, "batch_size", b)
+        needs_sizes = self.kind in ("poisson", "without-replacement") or (
+            self.kind in ("shuffle", "fixed-order") and self.steps is not None
+        )
+        if needs_sizes and (n is None or b is None):
+            raise ValueError(
+                f"kind {self.kind!r} needs dataset_size and batch_size, got "
+                f"dataset_size={n!r}, batch_size={b!r}"
+            )
+        if self.kind in ("poisson", "without-replacement") and self.epochs is not None:
+            steps = self.epochs * n / b
+            if abs(steps - round(steps)) > 1e-9 * steps:
+                raise ValueError(
+                    f"epochs={self.epochs!r} * dataset_size {n!r} / batch_size {b!r} = "
+                    f"{steps!r} steps is not an integer; give steps instead"
+                )
+
+    @property
+    def sampling_rate(self) -> float | None:
+        """q = B / N (1.0 for ``none``); None when the sizes were not given."""
+        if self.kind == "none":
+            return 1.0
+        if self.dataset_size is None or self.batch_size is None:
+            return None
+        return self.batch_size / self.dataset_size
+
+    @property
+    def num_steps(self) -> int | None:
+        """Number of noisy steps; None for ``shuffle`` / ``fixed-order`` given in epochs
+        without sizes."""
+        if self.steps is not None:
+            return self.steps
+        if self.kind == "none":
+            return self.epochs
+        if self.dataset_size is None or self.batch_size is None:
+            return None
+        if self.kind in ("poisson", "without-replacement"):
+            return round(self.epochs * self.dataset_size / self.batch_size)
+        return self.epochs * math.ceil(self.dataset_size / self.batch_size)
+
+    @property
+    def passes(self) -> float:
+        """Passes over the data: for ``shuffle`` / ``fixed-order`` the number of times
+        each record is touched (a partial pass counts as one), for ``none`` the steps,
+        for ``poisson`` / ``without-replacement`` the expected passes ``steps * B / N``."""
+        if self.kind in ("shuffle", "fixed-order"):
+            if self.epochs is not None:
+                return self.epochs
+            return math.ceil(self.steps / math.ceil(self.dataset_size / self.batch_size))
+        if self.kind == "none":
+            return self.num_steps
+        return self.num_steps * self.batch_size / self.dataset_size
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields plus ``sampling_rate``, ``num_steps`` and ``passes``."""
+        return {
+            **asdict(self),
+            "sampling_rate": self.sampling_rate,
+            "num_steps": self.num_steps,
+            "passes": self.passes,
+        }
+
+    def describe(self, relation: str) -> str:
+        """One paragraph: what the sampling is and how it is accounted."""
+        n, b = self.dataset_size, self.batch_size
+        if self.kind == "poisson":
+            text = (
+                f"Poisson sampling: each record joins each batch independently with "
+                f"probability q = B/N = {b}/{n} = {self.sampling_rate:.6g}; "
+                f"{self.num_steps} steps."
+            )
+        elif self.kind == "without-replacement":
+            text = (
+                f"Sampling without replacement: each batch is a uniformly random subset of "
+                f"exactly B = {b} of the N = {n} records (N public); {self.num_steps} steps."
+            )
+        elif self.kind == "none":
+            text = (
+                f"Full batch: every step touches every record; {self.num_steps}-fold "
+                f"composition of the Gaussian mechanism (exact)."
+            )
+        else:
+            text = (
+                f"{self.passes} pass(es), each touching each record exactly once (this is "
+                f"not subsampling): composition of {self.passes} unamplified Gaussian "
+                f"mechanisms, one per pass. "
+            )
+            if self.kind == "fixed-order":
+                text += "Exact (tight) for a fixed order the adversary knows."
+            else:
+                text += (
+                    "For a hidden shuffle this is an upper bound that ignores "
+                    "amplification by shuffling."
+                )
+            if relation == "add-remove":
+                text += (
+                    " Under add-remove this assumes adding or removing a record changes "
+                    "only the batch that holds it; if batches are re-formed by position, "
+                    "an insertion shifts every later batch and the bound does not apply."
+                )
+        return text
+
+
+def dp_event_for(noise_multiplier: float, sampling: Sampling) -> dp_accounting.DpEvent:
+    """The ``dp_accounting.DpEvent`` of an iterative Gaussian mechanism under ``sampling``.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        sigma > 0: noise std over the L2 sensitivity of the un-sampled query under
+        the neighbouring relation the event will be accounted under (module notes).
+    sampling : Sampling
+
+    Returns
+    -------
+    dp_accounting.DpEvent
+        ``SelfComposedDpEvent(inner, count)`` with ``inner`` =
+        ``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))`` and count = steps
+        (``poisson``); ``SampledWithoutReplacementDpEvent(N, B,
+        GaussianDpEvent(sigma))`` and count = steps (``without-replacement``);
+        ``GaussianDpEvent(sigma)`` and count = passes (``shuffle``,
+        ``fixed-order``: one unamplified Gaussian per epoch, see :class:`Sampling`);
+        ``GaussianDpEvent(sigma)`` and count = steps (``none``).
+
+    Raises
+    ------
+    ValueError
+        ``noise_multiplier`` not a finite number > 0; a ``shuffle`` /
+        ``fixed-order`` sampling whose number of passes is unknown cannot occur
+        (``Sampling`` validates it).
+    TypeError
+        ``sampling`` is not a :class:`Sampling`.
+    """
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    if not isinstance(sampling, Sampling):
+        raise TypeError(f"sampling must be a Sampling, got {sampling!r}")
+    gaussian = dp_accounting.GaussianDpEvent(sigma)
+    if sampling.kind == "poisson":
+        inner = dp_accounting.PoissonSampledDpEvent(sampling.sampling_rate, gaussian)
+        count = sampling.num_steps
+    elif sampling.kind == "without-replacement":
+        inner = dp_accounting.SampledWithoutReplacementDpEvent(
+            sampling.dataset_size, sampling.batch_size, gaussian
+        )
+        count = sampling.num_steps
+    elif sampling.kind in ("shuffle", "fixed-order"):
+        inner, count = gaussian, sampling.passes
+    else:
+        inner, count = gaussian, sampling.num_steps
+    return dp_accounting.SelfComposedDpEvent(inner, count)
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class AccountantRow:
+    """One accountant's answer.
+
+    Attributes
+    ----------
+    name : str
+        One of :data:`ACCOUNTANTS`.
+    epsilon : float or None
+        The epsilon at the result's delta (may be ``inf``); None where the
+        accountant does not support the event under the relation.
+    note : str
+        What the accountant assumes, or why it is unsupported.
+    details : mapping
+        JSON-able extras (optimal order, discretisation interval, ...).
+    """
+
+    name: str
+    epsilon: float | None
+    note: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def supported(self) -> bool:
+        return self.epsilon is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "epsilon": _json_float(self.epsilon),
+            "note": self.note,
+            "details": {k: _json_value(v) for k, v in self.details.items()},
+        }
+
+
+@dataclass(frozen=True)
+class AccountingResult:
+    """Several accountants run on one mechanism, side by side.
+
+    Attributes
+    ----------
+    noise_multiplier : float
+    sampling : Sampling
+    relation : {"replace-one", "add-remove"}
+    delta : float
+    event : str
+        ``repr`` of the ``dp_accounting.DpEvent`` that was accounted.
+    note : str
+        What the sampling is and how it is accounted, and the sensitivity convention.
+    rows : tuple of AccountantRow
+        One per accountant, in the order of :data:`ACCOUNTANTS`.
+    rtol : float
+        Relative tolerance for the disagreement flag.
+    max_epsilon : float or None
+        Largest epsilon over the supported rows (the conservative answer); None if
+        no accountant supports the event.
+    disagreement : float or None
+        Relative spread ``(max - min) / min`` of the supported rows' epsilons
+        (0 if all equal, ``inf`` if min is 0 < max or some but not all are
+        ``inf``); None with fewer than two supported rows.
+    disagrees : bool
+        ``disagreement > rtol``. RDP-based bounds typically exceed PLD ones by a
+        few percent and the moments-accountant conversion is looser still, so a
+        flag at 5 % says the choice of accountant matters at that resolution,
+        not that an accountant is wrong.
+    extremes : tuple of str or None
+        Names of the rows with the smallest and the largest epsilon.
+    discrepant_pairs : tuple of (str, str, float)
+        Every pair of supported rows (smaller epsilon first) whose relative
+        difference ``(larger - smaller) / smaller`` exceeds ``rtol``, with that
+        difference. Two RDP rows on one curve (dp_accounting-rdp, autodp-rdp)
+        should never appear here.
+    """
+
+    noise_multiplier: float
+    sampling: Sampling
+    relation: str
+    delta: float
+    event: str
+    note: str
+    rows: tuple[AccountantRow, ...]
+    rtol: float
+    max_epsilon: float | None = field(init=False)
+    disagreement: float | None = field(init=False)
+    disagrees: bool = field(init=False)
+    extremes: tuple[str, str] | None = field(init=False)
+    discrepant_pairs: tuple[tuple[str, str, float], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        supported = [r for r in self.rows if r.epsilon is not None]
+        values = [r.epsilon for r in supported]
+        maximum = max(values) if values else None
+        spread = extremes = None
+        if len(values) >= 2:
+            low = min(supported, key=lambda r: r.epsilon)
+            high = max(supported, key=lambda r: r.epsilon)
+            extremes = (low.name, high.name)
+            spread = _relative_change(high.epsilon, low.epsilon)
+        object.__setattr__(self, "max_epsilon", maximum)
+        object.__setattr__(self, "disagreement", spread)
+        object.__setattr__(self, "disagrees", spread is not None and spread > self.rtol)
+        object.__setattr__(self, "extremes", extremes)
+        pairs = []
+        for i, a in enumerate(supported):
+            for b in supported[i + 1 :]:
+                low, high = (a, b) if a.epsilon <= b.epsilon else (b, a)
+                change = _relative_change(high.epsilon, low.epsilon)
+                if change > self.rtol:
+                    pairs.append((low.name, high.name, change))
+        object.__setattr__(self, "discrepant_pairs", tuple(pairs))
+
+    def row(self, name: str) -> AccountantRow:
+        """The row of accountant ``name``; KeyError if there is none."""
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(f"no accountant row named {name!r}; rows: {[r.name for r in self.rows]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict; non-finite floats become the strings "inf" / "-inf" / "nan"."""
+        return {
+            "noise_multiplier": self.noise_multiplier,
+            "sampling": {k: _json_value(v) for k, v in self.sampling.to_dict().items()},
+            "relation": self.relation,
+            "delta": self.delta,
+            "event": self.event,
+            "note": self.note,
+            "rows": [r.to_dict() for r in self.rows],
+            "rtol": self.rtol,
+            "max_epsilon": _json_float(self.max_epsilon),
+            "disagreement": _json_float(self.disagreement),
+            "disagrees": self.disagrees,
+            "extremes": list(self.extremes) if self.extremes else None,
+            "discrepant_pairs": [[a, b, _json_float(c)] for a, b, c in self.discrepant_pairs],
+        }
+
+
+# --------------------------------------------------------------------------- accounting
+
+
+def account(
+    noise_multiplier: float,
+    sampling: Sampling,
+    delta: float,
+    relation: str = "replace-one",
+    *,
+    rtol: float = 0.05,
+    pld_initial_interval: float = 1e-3,
+    pld_max_refinements: int = 6,
+    pld_rtol: float = 0.01,
+) -> AccountingResult:
+    """Epsilon of an iterative Gaussian mechanism by every accountant, side by side.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        sigma > 0, relative to the L2 sensitivity of the un-sampled query under
+        ``relation`` (module notes: the same curve under either relation for an
+        un-sampled Gaussian; for clipped sums with norm C, Delta = C under
+        add-remove and 2C under replace-one).
+    sampling : Sampling
+        What the algorithm really does each step.
+    delta : float
+        Target delta in [0, 1). At delta = 0 every Gaussian mechanism has
+        epsilon = inf.
+    relation : {"replace-one", "add-remove"}
+        Neighbouring relation.
+    rtol : float, default 0.05
+        Relative tolerance of the disagreement flag.
+    pld_initial_interval : float, default 1e-3
+        First ``value_discretization_interval`` of the PLD accountant.
+    pld_max_refinements : int, default 6
+        Maximum number of halvings of the interval (finest 1e-3 / 64 = 1.6e-5
+        by default). The cost roughly doubles with each halving; the cap is a
+        count, not a time, so that the result does not depend on the machine.
+    pld_rtol : float, default 0.01
+        Halving stops once epsilon changes by less than this fraction.
+
+    Returns
+    -------
+    AccountingResult
+        One row per accountant in :data:`ACCOUNTANTS`:
+
+        ``dp_accounting-rdp``: ``RdpAccountant`` at its default orders (1.1 to
+        1024); Poisson by [3]_, without replacement by [4]_ (Thm. 27, replace-one
+        only), conversion to (eps, delta) by [7]_ (Prop. 12).
+
+        ``dp_accounting-pld``: ``PLDAccountant`` with pessimistic connect-the-dots
+        discretisation [9]_, an upper bound at every interval; the interval is
+        halved from ``pld_initial_interval`` until epsilon changes by less than
+        ``pld_rtol``, or the row says it did not converge within
+        ``pld_max_refinements`` halvings. Under replace-one it is given 2 sigma
+        (module notes). No sampling without replacement.
+
+        ``autodp-rdp``: autodp's RDP composition; Poisson by [5]_ (Thm. 8,
+        ``improved_bound_flag=True``, exact for the Gaussian), without
+        replacement by [4]_ (Thm. 27, ``improved_bound_flag=True``, on a
+        ``replace_one`` Gaussian), conversion by [6]_ (Thm. 21) minimised over
+        real orders by Brent's method.
+
+        ``moments-accountant``: the tail bound of [1]_ (Thm. 2),
+        ``eps = min_lambda (alpha(lambda) + log(1/delta)) / lambda`` with the log
+        moment ``alpha(lambda) = lambda * RDP(lambda + 1)`` ([2]_, Prop. 3 at
+        order lambda + 1), over the integer lambda in {1, ..., 62, 127, 255,
+        511, 1023} (the integer orders >= 2 of dp_accounting's default grid,
+        minus one), from dp_accounting's RDP curve. Looser than the improved
+        conversions by design: it is what papers using [1]_ report.
+
+        ``analytic-gaussian``: exact epsilon [8]_ (``dp_accounting.get_epsilon_gaussian``)
+        of a composition of plain Gaussians, which is one Gaussian with
+        multiplier ``(sum_i sigma_i^-2)^(-1/2)``; unsupported when the event
+        contains sampling.
+
+    Raises
+    ------
+    ValueError
+        ``noise_multiplier`` <= 0, ``delta`` outside [0, 1), unknown ``relation``,
+        non-positive tolerances or interval, negative ``pld_max_refinements``.
+    TypeError
+        ``sampling`` is not a :class:`Sampling`.
+
+    References
+    ----------
+    See the module docstring: [1]_ Abadi et al. 2016, [2]_ Mironov 2017, [3]_
+    Mironov, Talwar, Zhang 2019, [4]_ Wang, Balle, Kasiviswanathan 2019, [5]_
+    Zhu, Wang 2019, [6]_ Balle et al. 2020, [7]_ Canonne, Kamath, Steinke 2020,
+    [8]_ Balle, Wang 2018, [9]_ Doroshenko et al. 2022, dp_accounting docs.
+
+    Examples
+    --------
+    >>> s = Sampling("poisson", dataset_size=100_000, batch_size=100, steps=100_000)
+    >>> r = account(3.0, s, 1e-5, "add-remove")
+    >>> round(r.row("dp_accounting-rdp").epsilon, 3)
+    0.41
+    """
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    delta = check_delta(delta)
+    _check_relation(relation)
+    rtol = check_positive(rtol, "rtol")
+    refinement = _check_refinement(pld_initial_interval, pld_max_refinements, pld_rtol)
+    event = dp_event_for(sigma, sampling)
+
+    rows = []
+    rdp_reason = ""
+    try:
+        rdp_accountant = _dpa_rdp_accountant(event, relation)
+    except _Unsupported as exc:
+        rdp_accountant, rdp_reason = None, exc.reason
+    if rdp_accountant is None:
+        rows.append(AccountantRow("dp_accounting-rdp", None, f"unsupported: {rdp_reason}"))
+    else:
+        eps, order = rdp_accountant.get_epsilon_and_optimal_order(delta)
+        rows.append(
+            AccountantRow(
+                "dp_accounting-rdp",
+                float(eps),
+                "dp_accounting RdpAccountant "
+                f"({_DPA_RELATION[relation].name}), default orders 1.1..1024; "
+                f"{_rdp_bound_text(event)}; (eps, delta) by Canonne-Kamath-Steinke 2020 "
+                "Prop. 12.",
+                {"optimal_order": float(order)},
+            )
+        )
+    rows.append(_pld_row(event, delta, relation, refinement))
+    rows.append(_autodp_row(event, delta, relation))
+    rows.append(_moments_row(rdp_accountant, rdp_reason, delta))
+    rows.append(_analytic_row(event, delta))
+
+    note = (
+        f"{sampling.describe(relation)} Noise multiplier sigma = {sigma:g} is relative to "
+        f"the L2 sensitivity of the un-sampled query under {relation} (for sums clipped to "
+        "norm C: C under add-remove, 2C under replace-one)."
+    )
+    return AccountingResult(
+        noise_multiplier=sigma,
+        sampling=sampling,
+        relation=relation,
+        delta=delta,
+        event=repr(event),
+        note=note,
+        rows=tuple(rows),
+        rtol=rtol,
+    )
+
+
+def calibrate_noise_multiplier(
+    target_epsilon: float,
+    delta: float,
+    sampling: Sampling,
+    relation: str = "replace-one",
+    accountant: str = "dp_accounting-rdp",
+    tol: float = 1e-3,
+    *,
+    pld_initial_interval: float = 1e-3,
+    pld_max_refinements: int = 6,
+    pld_rtol: float = 0.01,
+    bounds: tuple[float, float] = (1e-3, 1e4),
+) -> float:
+    """The smallest noise multiplier whose epsilon under ``accountant`` is <= the target.
+
+    Bisection on log sigma: epsilon is non-increasing in sigma for every
+    accountant here. A bracket is grown from sigma = 1 by factors of 2 within
+    ``bounds``, then halved (geometrically) until ``hi / lo <= 1 + tol``; ``hi``
+    is returned, so the result always meets the target and ``hi / (1 + tol)``
+    does not. autodp's ``calibrator_zoo.eps_delta_calibrator`` is not used: it
+    minimises ``|eps - target|`` with a bounded scalar search, so its answer may
+    lie on either side of the target.
+
+    Parameters
+    ----------
+    target_epsilon : float
+        > 0.
+    delta : float
+        In (0, 1); at delta = 0 no Gaussian mechanism has finite epsilon.
+    sampling : Sampling
+    relation : {"replace-one", "add-remove"}
+    accountant : {"autodp-rdp", "dp_accounting-rdp", "dp_accounting-pld"}
+        As in :func:`account`, with the same PLD refinement at every evaluation,
+        so that :func:`account` with the same ``pld_*`` arguments reports an
+        epsilon <= the target for the returned sigma (about ten times slower
+        than the RDP accountants).
+    tol : float, default 1e-3
+        Relative tolerance on sigma, in (0, 1).
+    pld_initial_interval, pld_max_refinements, pld_rtol
+        As in :func:`account`.
+    bounds : (float, float), default (1e-3, 1e4)
+        Search range for sigma.
+
+    Returns
+    -------
+    float
+        sigma, relative to the sensitivity under ``relation`` (module notes).
+
+    Raises
+    ------
+    ValueError
+        Bad arguments (non-positive epsilon, delta outside (0, 1), unknown
+        relation or accountant, tol outside (0, 1)); the accountant does not
+        support this sampling under this relation (the message says why); the
+        target cannot be met within ``bounds``.
+
+    References
+    ----------
+    As :func:`account`.
+    """
+    target = check_epsilon(target_epsilon, "target_epsilon")
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must be > 0 to calibrate a Gaussian mechanism, got 0")
+    _check_relation(relation)
+    if accountant not in CALIBRATION_ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {CALIBRATION_ACCOUNTANTS}, got {accountant!r}")
+    tol = check_positive(tol, "tol")
+    if tol >= 1:
+        raise ValueError(f"tol must lie in (0, 1), got {tol!r}")
+    refinement = _check_refinement(pld_initial_interval, pld_max_refinements, pld_rtol)
+    low_bound = check_positive(bounds[0], "bounds[0]")
+    high_bound = check_positive(bounds[1], "bounds[1]")
+    if not low_bound < 1.0 < high_bound:
+        raise ValueError(f"bounds must satisfy bounds[0] < 1 < bounds[1], got {bounds!r}")
+
+    def epsilon_at(sigma: float) -> float:
+        event = dp_event_for(sigma, sampling)
+        if accountant == "dp_accounting-rdp":
+            eps = _dpa_rdp_accountant(event, relation).get_epsilon(delta)
+        elif accountant == "autodp-rdp":
+            eps = _autodp_epsilon(event, delta, relation)
+        else:
+            eps = _pld_refined(event, delta, relation, refinement)[0]
+        eps = float(eps)
+        return math.inf if math.isnan(eps) else eps
+
+    try:
+        eps_one = epsilon_at(1.0)
+    except _Unsupported as exc:
+        raise ValueError(
+            f"accountant {accountant!r} does not support sampling {sampling.kind!r} under "
+            f"{relation}: {exc.reason}"
+        ) from None
+    if eps_one <= target:
+        hi, lo = 1.0, max(0.5, low_bound)
+        while epsilon_at(lo) <= target:
+            if lo <= low_bound:
+                raise ValueError(
+                    f"target_epsilon {target!r} is met already at noise_multiplier "
+                    f"{lo!r} (bounds[0]); widen bounds"
+                )
+            hi, lo = lo, max(lo / 2, low_bound)
+    else:
+        lo, hi = 1.0, min(2.0, high_bound)
+        while epsilon_at(hi) > target:
+            if hi >= high_bound:
+                raise ValueError(
+                    f"target_epsilon {target!r} is not met even at noise_multiplier "
+                    f"{hi!r} (bounds[1]); epsilon there is {epsilon_at(hi)!r}"
+                )
+            lo, hi = hi, min(hi * 2, high_bound)
+    while hi / lo > 1 + tol:
+        mid = math.sqrt(lo * hi)
+        if epsilon_at(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# --------------------------------------------------------------------------- internals
+
+
+class _Unsupported(Exception):
+    """An accountant cannot account this event under this relation; ``reason`` says why."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _check_refinement(
+    initial: float, max_refinements: int, rtol: float
+) -> tuple[float, int, float]:
+    return (
+        check_positive(initial, "pld_initial_interval"),
+        check_count(max_refinements, "pld_max_refinements", minimum=0),
+        check_positive(rtol, "pld_rtol"),
+    )
+
+
+def _check_relation(relation: str) -> None:
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+
+
+def _library_reason(exc: Exception) -> str:
+    """The short error message inside a dp_accounting UnsupportedEventError."""
+    text = str(exc)
+    match = re.search(r"Error: \[(.*)\] caused by subevent (\w+)", text, flags=re.S)
+    if match:
+        return f"{match.group(1)} (subevent {match.group(2)})"
+    return text
+
+
+def _dpa_rdp_accountant(event: dp_accounting.DpEvent, relation: str) -> RdpAccountant:
+    accountant = RdpAccountant(neighboring_relation=_DPA_RELATION[relation])
+    try:
+        accountant.compose(event)
+    except dp_accounting.UnsupportedEventError as exc:
+        raise _Unsupported(f"dp_accounting RdpAccountant: {_library_reason(exc)}") from None
+    return accountant
+
+
+def _event_contains(event: dp_accounting.DpEvent, kind: type) -> bool:
+    if isinstance(event, kind):
+        return True
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _event_contains(event.event, kind)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return any(_event_contains(e, kind) for e in event.events)
+    sampled = (dp_accounting.PoissonSampledDpEvent, dp_accounting.SampledWithoutReplacementDpEvent)
+    if isinstance(event, sampled):
+        return _event_contains(event.event, kind)
+    return False
+
+
+def _rdp_bound_text(event: dp_accounting.DpEvent) -> str:
+    parts = ["Gaussian RDP alpha/(2 sigma^2)"]
+    if _event_contains(event, dp_accounting.PoissonSampledDpEvent):
+        parts.append("Poisson-sampled Gaussian by Mironov-Talwar-Zhang 2019 (add-remove)")
+    if _event_contains(event, dp_accounting.SampledWithoutReplacementDpEvent):
+        parts.append(
+            "sampling without replacement by Wang-Balle-Kasiviswanathan 2019 Thm. 27 (replace-one)"
+        )
+    return ", ".join(parts)
+
+
+def _scale_gaussian_noise(event: dp_accounting.DpEvent, factor: float) -> dp_accounting.DpEvent:
+    """``event`` with every Gaussian noise multiplier multiplied by ``factor``."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return dp_accounting.GaussianDpEvent(event.noise_multiplier * factor)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return dp_accounting.SelfComposedDpEvent(
+            _scale_gaussian_noise(event.event, factor), event.count
+        )
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return dp_accounting.ComposedDpEvent(
+            [_scale_gaussian_noise(e, factor) for e in event.events]
+        )
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        return dp_accounting.PoissonSampledDpEvent(
+            event.sampling_probability, _scale_gaussian_noise(event.event, factor)
+        )
+    if isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent):
+        return dp_accounting.SampledWithoutReplacementDpEvent(
+            event.source_dataset_size, event.sample_size, _scale_gaussian_noise(event.event, factor)
+        )
+    raise _Unsupported(
+        f"cannot translate {type(event).__name__} to dp_accounting's PLD replace-one convention"
+    )
+
+
+def _pld_epsilon(
+    event: dp_accounting.DpEvent, delta: float, relation: str, interval: float
+) -> float:
+    """dp_accounting PLD epsilon at one interval, in this module's sigma convention."""
+    if relation == "replace-one":
+        event = _scale_gaussian_noise(event, 2.0)
+    accountant = PLDAccountant(_DPA_RELATION[relation], value_discretization_interval=interval)
+    try:
+        accountant.compose(event)
+    except dp_accounting.UnsupportedEventError as exc:
+        raise _Unsupported(f"dp_accounting PLDAccountant: {_library_reason(exc)}") from None
+    return float(accountant.get_epsilon(delta))
+
+
+def _pld_refined(
+    event: dp_accounting.DpEvent,
+    delta: float,
+    relation: str,
+    refinement: tuple[float, int, float],
+) -> tuple[float, list[list[float]], bool]:
+    """PLD epsilon, halving the interval until it changes by < rtol or the cap is hit.
+
+    ``refinement`` is ``(initial interval, max halvings, rtol)``. Returns the last
+    epsilon, the ``[interval, epsilon]`` history and whether it converged.
+    """
+    initial, max_refinements, rtol = refinement
+    history: list[list[float]] = []
+    interval = initial
+    for _ in range(max_refinements + 1):
+        eps = _pld_epsilon(event, delta, relation, interval)
+        history.append([interval, eps])
+        if len(history) >= 2 and _relative_change(history[-2][1], eps) < rtol:
+            return eps, history, True
+        interval /= 2
+    return history[-1][1], history, False
+
+
+def _pld_row(event, delta, relation, refinement) -> AccountantRow:
+    initial, max_refinements, rtol = refinement
+    try:
+        eps, history, converged = _pld_refined(event, delta, relation, refinement)
+    except _Unsupported as exc:
+        return AccountantRow("dp_accounting-pld", None, f"unsupported: {exc.reason}")
+    final_interval = history[-1][0]
+    refinements = len(history) - 1
+    if converged:
+        status = (
+            f"value_discretization_interval halved from {initial:g}: epsilon changed by "
+            f"< {rtol:.0%} at {final_interval:.3g} after {refinements} halving(s)"
+        )
+    else:
+        last = (
+            f"; last change {_relative_change(history[-2][1], eps):.1%}"
+            if len(history) >= 2
+            else ""
+        )
+        status = (
+            f"value_discretization_interval {final_interval:.3g}: did NOT converge to "
+            f"{rtol:.0%} within {max_refinements} halving(s) of {initial:g}{last}; the "
+            "value is still a valid (pessimistic) upper bound"
+        )
+    note = (
+        f"dp_accounting PLDAccountant ({_DPA_RELATION[relation].name}), pessimistic "
+        f"connect-the-dots discretisation (an upper bound at every interval); {status}."
+    )
+    if relation == "replace-one":
+        note += (
+            " dp_accounting's PLD reads the multiplier under REPLACE_ONE relative to the "
+            "per-record bound Delta/2, so it was given 2 sigma"
+        )
+        if _event_contains(event, dp_accounting.PoissonSampledDpEvent):
+            note += (
+                "; for Poisson sampling it assumes per-record contributions in a ball of "
+                "radius Delta/2 around 0 (clipping), worst pair f(z) = -f(z')"
+            )
+        note += "."
+    details = {
+        "value_discretization_interval": final_interval,
+        "refinements": refinements,
+        "converged": converged,
+        "history": history,
+    }
+    return AccountantRow("dp_accounting-pld", eps, note, details)
+
+
+def _autodp_mechanism(event: dp_accounting.DpEvent, relation: str):
+    """Translate a DpEvent into an autodp Mechanism (raises _Unsupported)."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        mech = mechanism_zoo.GaussianMechanism(event.noise_multiplier, name="Gaussian")
+        mech.neighboring = "replace_one" if relation == "replace-one" else "add_remove"
+        return mech
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return transformer_zoo.Composition()(
+            [_autodp_mechanism(event.event, relation)], [event.count]
+        )
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        mechs = [_autodp_mechanism(e, relation) for e in event.events]
+        return transformer_zoo.Composition()(mechs, [1] * len(mechs))
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        if relation != "add-remove":
+            raise _Unsupported(
+                "autodp's AmplificationBySampling(PoissonSampling=True) refuses a "
+                "replace_one mechanism ('incompatible with Privacy Amplification by "
+                "Poisson sampling')"
+            )
+        if not isinstance(event.event, dp_accounting.GaussianDpEvent):
+            raise _Unsupported("autodp Poisson sampling is used here only for a Gaussian")
+        base = _autodp_mechanism(event.event, relation)
+        return transformer_zoo.AmplificationBySampling(PoissonSampling=True)(
+            base, event.sampling_probability, improved_bound_flag=True
+        )
+    if isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent):
+        if relation != "replace-one":
+            raise _Unsupported(
+                "autodp's AmplificationBySampling(PoissonSampling=False) refuses an "
+                "add_remove mechanism: sampling without replacement is analysed under "
+                "replace-one (Wang-Balle-Kasiviswanathan 2019)"
+            )
+        if not isinstance(event.event, dp_accounting.GaussianDpEvent):
+            raise _Unsupported("autodp subsampling is used here only for a Gaussian")
+        base = _autodp_mechanism(event.event, relation)
+        return transformer_zoo.AmplificationBySampling(PoissonSampling=False)(
+            base, event.sample_size / event.source_dataset_size, improved_bound_flag=True
+        )
+    raise _Unsupported(f"no autodp translation of {type(event).__name__}")
+
+
+def _autodp_epsilon(event: dp_accounting.DpEvent, delta: float, relation: str) -> float:
+    # Composition at the top keeps the answer RDP-based even for one Gaussian (a bare
+    # GaussianMechanism would return its exact analytic epsilon). autodp's Brent search
+    # emits harmless RuntimeWarnings (division by zero in the parabola step); they are
+    # silenced here and nowhere else.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mech = transformer_zoo.Composition()([_autodp_mechanism(event, relation)], [1])
+        return float(mech.get_approxDP(delta))
+
+
+def _autodp_row(event, delta, relation) -> AccountantRow:
+    try:
+        eps = _autodp_epsilon(event, delta, relation)
+    except _Unsupported as exc:
+        return AccountantRow("autodp-rdp", None, f"unsupported: {exc.reason}")
+    autodp_relation = "replace_one" if relation == "replace-one" else "add_remove"
+    parts = [f"autodp RDP composition ({autodp_relation})"]
+    if _event_contains(event, dp_accounting.PoissonSampledDpEvent):
+        parts.append(
+            "Poisson sampling by Zhu-Wang 2019 Thm. 8 (improved_bound_flag, exact for the Gaussian)"
+        )
+    if _event_contains(event, dp_accounting.SampledWithoutReplacementDpEvent):
+        parts.append(
+            "sampling without replacement by Wang-Balle-Kasiviswanathan 2019 "
+            "Thm. 27 (improved_bound_flag)"
+        )
+    parts.append("(eps, delta) by Balle et al. 2020 Thm. 21, Brent search over real orders")
+    return AccountantRow("autodp-rdp", eps, "; ".join(parts) + ".")
+
+
+def _moments_row(rdp_accountant: RdpAccountant | None, reason: str, delta: float) -> AccountantRow:
+    name = "moments-accountant"
+    if rdp_accountant is None:
+        return AccountantRow(name, None, f"unsupported: needs dp_accounting's RDP curve; {reason}")
+    orders = rdp_accountant.orders
+    rdp = rdp_accountant.rdp
+    keep = (orders >= 2) & (orders == np.round(orders))
+    lambdas = orders[keep] - 1
+    if delta == 0:
+        eps, best = math.inf, None
+    else:
+        bounds = (lambdas * rdp[keep] + math.log(1 / delta)) / lambdas
+        i = int(np.argmin(bounds))
+        eps, best = float(bounds[i]), float(lambdas[i])
+    note = (
+        "Abadi et al. 2016 Thm. 2 tail bound eps = min_lambda (alpha(lambda) + log(1/delta)) "
+        "/ lambda, log moment alpha(lambda) = lambda * RDP(lambda + 1) from dp_accounting's "
+        "RdpAccountant, integer lambda in {1..62, 127, 255, 511, 1023}; looser than the "
+        "improved RDP conversions by design."
+    )
+    return AccountantRow(name, eps, note, {"optimal_lambda": best})
+
+
+def _effective_gaussian_sigma(event: dp_accounting.DpEvent) -> float | None:
+    """sigma of the one Gaussian equal to a composition of plain Gaussians, else None."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return event.noise_multiplier
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = _effective_gaussian_sigma(event.event)
+        return None if inner is None else inner / math.sqrt(event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        sigmas = [_effective_gaussian_sigma(e) for e in event.events]
+        if any(s is None for s in sigmas):
+            return None
+        return sum(s**-2 for s in sigmas) ** -0.5
+    return None
+
+
+def _analytic_row(event, delta) -> AccountantRow:
+    name = "analytic-gaussian"
+    sigma = _effective_gaussian_sigma(event)
+    if sigma is None:
+        return AccountantRow(
+            name,
+            None,
+            "unsupported: the event contains sampling, so it is not a composition of plain "
+            "Gaussian mechanisms and has no closed form.",
+        )
+    eps = float(dp_accounting.get_epsilon_gaussian(sigma, delta))
+    note = (
+        "exact: a composition of Gaussians is one Gaussian with multiplier "
+        f"(sum sigma_i^-2)^(-1/2) = {sigma:.6g}; epsilon by Balle-Wang 2018 "
+        "(dp_accounting.get_epsilon_gaussian); the same under either relation."
+    )
+    return AccountantRow(name, eps, note, {"effective_noise_multiplier": sigma})
+
+
+def _relative_change(a: float, b: float) -> float:
+    """|a - b| / |b|, with 0 for equal values (inf included) and inf for b = 0 != a."""
+    if a == b:
+        return 0.0
+    if b == 0 or math.isinf(a) or math.isinf(b):
+        return math.inf
+    return abs(a - b) / abs(b)
+
+
+def _json_float(x: float | None) -> float | str | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else str(x)
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, int | np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        return _json_float(v)
+    if isinstance(v, list | tuple):
+        return [_json_value(x) for x in v]
+    if isinstance(v, Mapping):
+        return {str(k): _json_value(x) for k, x in v.items()}
+    return repr(v)

@@ -1,0 +1,94 @@
+"""Command line: ``dpclaims audit`` (a thin layer over :mod:`dpclaims.reports`).
+
+Exit codes of ``audit``: 0 when it ran and wrote its report (a refuted claim is a
+finding about a paper, not a failure of the run); 2 on bad input, with the reason
+on stderr.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dpclaims import __version__
+
+_COLOURS = {"holds": "green", "refuted": "red", "inconclusive": "yellow",
+            "not-checkable": "white"}
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dpclaims")
+def main():
+    """Verify the privacy and accuracy claims of DP Bayesian inference papers."""
+
+
+@main.command()
+@click.option("--paper", type=click.Choice(["dpsep"]), default="dpsep", show_default=True,
+              help="Which paper's claims to check.")
+@click.option("--budget", type=click.Choice(["quick", "standard", "full", "smoke"]),
+              default="quick", show_default=True,
+              help="Effort: quick finishes in under 5 minutes on 2 cores; standard and full "
+                   "take longer; smoke (seconds) exists for the project's tests.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Root seed: the same seed gives the same results.json.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports/out"), show_default=True,
+              help="Folder for results.json, report.md, report.html and figures.")
+@click.option("--data-dir", type=click.Path(path_type=Path), default=None,
+              help="The papers' data sets (../shared/data layout). Without it the "
+                   "embedded statsmodels data sets are used.")
+def audit(paper, budget, seed, out_dir, data_dir):
+    """Check a paper's claims and write a report with a verdict for each."""
+    from dpclaims.reports.dpsep import run_dpsep_audit
+    from dpclaims.reports.render import write_report
+
+    console = Console(stderr=True)
+    if data_dir is not None and not Path(data_dir).is_dir():
+        raise click.BadParameter(f"data directory not found: {data_dir}",
+                                 param_hint="--data-dir")
+    if seed < 0:
+        raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
+    t0 = time.perf_counter()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def tick(name):
+            progress.update(task, description=f"[{paper}/{budget}] {name}")
+
+        try:
+            verdicts, sections, meta, timings = run_dpsep_audit(budget, seed, out_dir,
+                                                                data_dir, tick)
+        except (ValueError, FileNotFoundError) as exc:
+            raise click.UsageError(str(exc)) from exc
+        progress.update(task, description="writing report")
+    run_info = {
+        "command": " ".join(["dpclaims"] + sys.argv[1:]),
+        "dpclaims": __version__,
+        "python": platform.python_version(),
+        "seconds per check": timings,
+        "total seconds": round(time.perf_counter() - t0, 1),
+    }
+    paths = write_report(out_dir, title=f"dpclaims audit: {paper}", meta=meta,
+                         verdicts=verdicts, sections=sections, run_info=run_info)
+    table = Table(title=f"{paper}: claims and verdicts (seed {seed}, budget {budget})")
+    for col in ("claim", "reading", "verdict", "certificate"):
+        table.add_column(col)
+    for v in verdicts:
+        table.add_row(v.claim.id, v.reading, f"[{_COLOURS[v.verdict]}]{v.verdict}[/]",
+                      "yes" if v.certificate else "no")
+    out = Console()
+    out.print(table)
+    for kind, path in paths.items():
+        out.print(f"{kind}: {path}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

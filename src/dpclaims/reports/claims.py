@@ -1,0 +1,93 @@
+"""The vocabulary of reports: claims, verdicts and their evidence (DESIGN.md).
+
+A :class:`Claim` is one checkable statement from a paper, quoted exactly. Its
+check produces one :class:`Verdict` per reading of the paper it rests on. A
+verdict is computed by the check, never typed in:
+
+``holds``
+    The check ran at its stated strength and found nothing against the claim
+    (an exact recomputation agrees; a property search found no counterexample; a
+    Monte Carlo certificate found no violation).
+``refuted``
+    A certificate contradicts the claim: a property-test counterexample, a
+    Clopper-Pearson epsilon lower bound above the claimed epsilon, a Monte Carlo
+    confidence bound beyond a stated bound, or the claim's own parameters
+    accounted for the sampling the algorithm really performs giving a larger
+    epsilon than claimed. An estimate alone never refutes.
+``inconclusive``
+    The check ran but cannot decide (an audit whose certificate stays below the
+    claim: audits can refute, never prove, privacy).
+``not-checkable``
+    The paper leaves out what the check needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+VERDICTS = ("holds", "refuted", "inconclusive", "not-checkable")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of a paper.
+
+    Attributes
+    ----------
+    id : str
+        e.g. ``dpsep/prop1-sensitivity``.
+    paper : str
+        Paper and version, e.g. ``DP-SEP v0 (dpsep_full_v0.txt)``.
+    location : str
+        Section / equation / table.
+    statement : str
+        The statement quoted exactly.
+    check : str
+        What kind of check tests it (property test, accounting, audit, Monte Carlo).
+    """
+
+    id: str
+    paper: str
+    location: str
+    statement: str
+    check: str
+
+
+@dataclass
+class Verdict:
+    """The outcome of a check of ``claim`` under one ``reading``.
+
+    ``evidence`` holds the numbers (JSON-able), ``sentence`` what a reviewer reads,
+    ``certificate`` whether the deciding number is a certificate (vs an estimate).
+    """
+
+    claim: Claim
+    reading: str
+    verdict: str
+    sentence: str
+    evidence: dict = field(default_factory=dict)
+    seed: int | None = None
+    budget: str | None = None
+    certificate: bool = False
+    figures: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+    def to_dict(self) -> dict:
+        return {
+            "claim_id": self.claim.id,
+            "paper": self.claim.paper,
+            "location": self.claim.location,
+            "statement": self.claim.statement,
+            "check": self.claim.check,
+            "reading": self.reading,
+            "verdict": self.verdict,
+            "sentence": self.sentence,
+            "certificate": self.certificate,
+            "seed": self.seed,
+            "budget": self.budget,
+            "figures": list(self.figures),
+            "evidence": self.evidence,
+        }

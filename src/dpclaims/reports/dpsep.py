@@ -1,0 +1,632 @@
+"""DP-SEP's claims (Vinaroz & Park; v0 = dpsep_full_v0.txt) and their checks.
+
+Each ``check_*`` function runs one check and returns its verdicts (one per reading)
+plus figures written into ``out_dir``. :func:`run_dpsep_audit` runs them all.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import dp_accounting
+import numpy as np
+
+from dpclaims.algorithms.datasets import (
+    RegressionData,
+    check_data_dir,
+    load_fair,
+    load_randhie,
+    load_uci,
+)
+from dpclaims.algorithms.likelihoods import LinearGaussian, Probit
+from dpclaims.algorithms.sep import DPSEPParams, run_ep, run_sep
+from dpclaims.analysis import accounting as acc
+from dpclaims.analysis.gaussian import (
+    flatten_natural,
+    gaussian_kl,
+    is_positive_definite,
+    natural_to_moments,
+    nearest_positive_definite,
+    unflatten_natural,
+)
+from dpclaims.analysis.kl_tail_bound import kl_tail_study
+from dpclaims.audits.core import audit_mechanism
+from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
+from dpclaims.property_tests.sensitivity import check_sensitivity
+from dpclaims.property_tests.strategies import dpsep_step_examples
+from dpclaims.reports.claims import Claim, Verdict
+
+PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
+DELTA = 1e-5
+
+CLAIMS = {
+    "prop1": Claim(
+        id="dpsep/prop1-sensitivity",
+        paper=PAPER,
+        location="Sec. 3, Proposition 1 and eq. 4",
+        statement=("Proposition 1. The sensitivity of the natural parameters, θ_new, in "
+                   "Algorithm 3 is given by Δ_θnew = 2γC/N."),
+        check="hypothesis property test over random states and replace-one neighbouring "
+              "datasets (probit and linear-Gaussian likelihoods)",
+    ),
+    "prop2": Claim(
+        id="dpsep/prop2-privacy",
+        paper=PAPER,
+        location="Sec. 3, Proposition 2; Sec. 6.1 and 6.2 settings",
+        statement=("Proposition 2. The DP-SEP algorithm produces (ϵ, δ)-DP approximate "
+                   "posterior distributions. [...] By composing these with the subsampled "
+                   "RDP composition [Wang et al., 2019b], the final natural parameters are "
+                   "(ϵ, δ)-DP"),
+        check="accounting recomputation: sigma calibrated as Sec. 3 describes, then the "
+              "sampling Algorithm 3 performs (a shuffled pass per epoch) accounted with "
+              "autodp and dp_accounting",
+    ),
+    "thm41": Claim(
+        id="dpsep/thm41-kl-tail-bound",
+        paper=PAPER,
+        location="Sec. 4, Theorem 4.1; supplement Sec. 8, eqs. 5-22",
+        statement=("P(D_kl[q||p] ≥ a) ≤ d/(2a) log(1 + sqrt(2v(Z) log(2d))) − d/(2a) + "
+                   "d/(2a) (σ1² Tr[Σq⁻¹] + 1) (A + τ + sqrt(2v(Z) log(2d)) − 1)/(Aτ) for any "
+                   "a > 0 and τ, A > 0 such that τ < 1 + λmin(Σq⁻¹E) < A."),
+        check="vectorised Monte Carlo of the tail under the theorem's own noise model, "
+              "with Clopper-Pearson intervals",
+    ),
+    "audit": Claim(
+        id="dpsep/empirical-audit",
+        paper=PAPER,
+        location="Sec. 3, Algorithm 3 step 8, Proposition 1, Proposition 2's proof",
+        statement=("Due to the Gaussian mechanism, the natural parameters after each "
+                   "perturbation are DP."),
+        check="empirical audit of one noised step on real data with a worst-case canary "
+              "pair; Clopper-Pearson epsilon lower bound, threshold on a held-out split",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How hard each check works. ``quick`` finishes in minutes on 2 cores."""
+
+    name: str
+    property_examples: int
+    audit_trials: int
+    kl_draws: int
+    epochs: int
+    run_trials: int
+    accounting_settings: int | None = None  # how many paper settings Prop. 2 recomputes
+
+
+BUDGETS = {
+    # "smoke" exists for the project's own tests: every check runs, on small budgets and
+    # on the first two Prop. 2 settings only; its verdicts are computed the same way.
+    "smoke": Budget("smoke", 30, 20_000, 4_000, 1, 1, accounting_settings=2),
+    "quick": Budget("quick", 300, 200_000, 40_000, 3, 2),
+    "standard": Budget("standard", 2_000, 2_000_000, 400_000, 10, 4),
+    "full": Budget("full", 10_000, 20_000_000, 2_000_000, 40, 10),
+}
+
+# Sec. 6.1: N = 1000, T = 100 ("posterior means after 100 iterations"), eps in {1, 5, 50};
+# Sec. 6.2: T = 40, eps = 1; N = the 90 % training split of each UCI set (Table 4 sizes;
+# Year's standard split keeps the first 463,715 rows for training).
+PAPER_SETTINGS = (
+    [("mog", 1000, 100, eps) for eps in (1.0, 5.0, 50.0)]
+    + [(f"uci-{name}", n, 40, 1.0) for name, n in (
+        ("wine", 1439), ("kin8nm", 7373), ("power", 8611), ("naval", 10741),
+        ("protein", 41157), ("year", 463715))]
+)
+
+# Readings of "we input a chosen privacy level eps, delta, the number of repetitions T,
+# the number of datapoints N and the clipping norm C to the auto-dp package ... which
+# returns the corresponding privacy parameter sigma" (Sec. 3).
+CALIBRATION_READINGS = {
+    "paper:wor(q=1/N)x(T*N)": (
+        "autodp, subsampled Gaussian without replacement (Wang et al. 2019), one record "
+        "per step (q = 1/N), T*N steps, replace-one"),
+    "paper:poisson(q=1/N)x(T*N)": (
+        "autodp, Poisson-subsampled Gaussian, q = 1/N, T*N steps, add-remove"),
+    "paper:wor(q=1/N)xT": (
+        "autodp, subsampled Gaussian without replacement, q = 1/N, T steps (T read as "
+        "the number of steps)"),
+}
+
+
+def _calibration_sampling(reading: str, n: int, t: int):
+    if reading == "paper:wor(q=1/N)x(T*N)":
+        return acc.Sampling("without-replacement", n, batch_size=1, steps=t * n), "replace-one"
+    if reading == "paper:poisson(q=1/N)x(T*N)":
+        return acc.Sampling("poisson", n, batch_size=1, steps=t * n), "add-remove"
+    if reading == "paper:wor(q=1/N)xT":
+        return acc.Sampling("without-replacement", n, batch_size=1, steps=t), "replace-one"
+    raise ValueError(f"unknown calibration reading {reading!r}")
+
+
+def paper_sigma(reading: str, n: int, t: int, epsilon: float, delta: float = DELTA) -> float:
+    """Noise multiplier sigma the paper's Sec. 3 procedure gives under ``reading``."""
+    sampling, relation = _calibration_sampling(reading, n, t)
+    return acc.calibrate_noise_multiplier(epsilon, delta, sampling, relation,
+                                          accountant="autodp-rdp")
+
+
+def honest_epsilon(sigma: float, epochs: int, delta: float = DELTA) -> float:
+    """Exact epsilon of ``epochs`` Gaussian releases of noise multiplier sigma.
+
+    Algorithm 3 touches every record once per epoch (a shuffled pass). When the
+    pass order is known to the adversary, the record's releases are an adaptive
+    composition of ``epochs`` Gaussian mechanisms with sensitivity Delta and noise
+    sigma Delta, i.e. exactly sqrt(T)/sigma-GDP: its epsilon is that of one
+    Gaussian mechanism of noise multiplier sigma / sqrt(T) (dp_accounting's exact
+    ``get_epsilon_gaussian``). A hidden shuffle can only be more private.
+    """
+    return float(dp_accounting.get_epsilon_gaussian(sigma / np.sqrt(epochs), delta))
+
+
+# --------------------------------------------------------------------------- Prop. 1
+def check_prop1(budget: Budget, seed: int) -> list[Verdict]:
+    """Property test of Prop. 1 under the "as-printed" and "sep-invariant" readings."""
+    claim = CLAIMS["prop1"]
+    verdicts = []
+    for reading in ("as-printed", "sep-invariant"):
+        per_lik = {}
+        for lik, task in ((Probit(), "classification"), (LinearGaussian(1.0), "regression")):
+            res = check_sensitivity(
+                dpsep_step_examples(task, reading),
+                lambda ex, lik=lik: ex.distance(lik) / ex.params.claimed_sensitivity(ex.n_records),
+                1.0,
+                max_examples=budget.property_examples,
+                seed=seed,
+                magnitude=lambda ex, lik=lik: ex.magnitude(lik) / ex.params.claimed_sensitivity(
+                    ex.n_records),
+            )
+            per_lik[lik.name] = res
+        violated = [k for k, r in per_lik.items() if r.violated]
+        worst = max(r.max_ratio for r in per_lik.values())
+        if violated:
+            cex = per_lik[violated[0]].counterexample
+            sentence = (
+                f"Refuted under the {reading} reading: hypothesis found replace-one pairs with "
+                f"||θ_new − θ'_new|| up to {worst:.4g} × 2γC/N; the shrunk counterexample "
+                f"({violated[0]}: N = {cex.n_records}, γ = {cex.params.damping:g}, "
+                f"C = {cex.params.clipping_norm:g}) has ratio "
+                f"{per_lik[violated[0]].counterexample_ratio:.4g}. Under SEP's own update "
+                "the sensitivity is 2γC, N times the claim.")
+            verdict = "refuted"
+        else:
+            sentence = (
+                f"Holds under the {reading} reading (eq. 4 as printed): no pair among "
+                f"{sum(r.n_examples for r in per_lik.values())} hypothesis examples "
+                f"exceeded 2γC/N; the largest ratio seen was {worst:.6f} (the bound is "
+                "attained: clipping makes it tight).")
+            verdict = "holds"
+        verdicts.append(Verdict(
+            claim, reading, verdict, sentence,
+            evidence={k: r.to_dict() for k, r in per_lik.items()},
+            seed=seed, budget=budget.name, certificate=bool(violated)))
+    return verdicts
+
+
+# --------------------------------------------------------------------------- Prop. 2
+def check_prop2(budget: Budget, seed: int, extra_settings=()) -> tuple[list[Verdict], dict]:
+    """Recompute sigma for the paper's settings and account Algorithm 3's real sampling."""
+    claim = CLAIMS["prop2"]
+    rows = []
+    table = []
+    settings = list(PAPER_SETTINGS)[: budget.accounting_settings] + list(extra_settings)
+    for name, n, t, eps in settings:
+        for reading, description in CALIBRATION_READINGS.items():
+            sigma = paper_sigma(reading, n, t, eps)
+            sampling, relation = _calibration_sampling(reading, n, t)
+            reproduced = acc.account(sigma, sampling, DELTA, relation)
+            shuffle = acc.account(sigma, acc.Sampling("shuffle", n, batch_size=1, epochs=t),
+                                  DELTA, "replace-one")
+            exact = honest_epsilon(sigma, t)
+            rows.append({
+                "setting": name, "N": n, "T": t, "claimed_epsilon": eps, "delta": DELTA,
+                "calibration_reading": reading, "calibration": description,
+                "sigma": sigma, "paper_accounting": reproduced.to_dict(),
+                "shuffled_pass_accounting": shuffle.to_dict(),
+                "exact_epsilon_known_order": exact,
+            })
+            table.append([name, n, t, eps, reading, round(sigma, 4), round(exact, 3),
+                          round(exact / eps, 1)])
+    verdicts = []
+    for reading in CALIBRATION_READINGS:
+        mine = [r for r in rows if r["calibration_reading"] == reading]
+        worst = max(mine, key=lambda r: r["exact_epsilon_known_order"] / r["claimed_epsilon"])
+        refuted = [r for r in mine if r["exact_epsilon_known_order"] > r["claimed_epsilon"]]
+        sentence = (
+            f"Under the paper's calibration read as '{CALIBRATION_READINGS[reading]}', "
+            f"{len(refuted)} of {len(mine)} settings claim less privacy loss than Algorithm 3 "
+            f"incurs: Algorithm 3 makes a shuffled pass (each record used once per epoch), "
+            f"which subsampled-RDP amplification does not cover. With the paper's own σ, T "
+            f"epochs of unamplified Gaussian releases give ε = "
+            f"{worst['exact_epsilon_known_order']:.3g} for {worst['setting']} "
+            f"(claimed {worst['claimed_epsilon']:g}, σ = {worst['sigma']:.4g}, T = "
+            f"{worst['T']}); this ε is exact when the pass order is known to the adversary "
+            "(a fixed-order pass) and an upper bound for a hidden shuffle, for which the "
+            "paper claims no amplification.")
+        verdicts.append(Verdict(
+            claim, reading, "refuted" if refuted else "holds", sentence,
+            evidence={"settings": mine}, seed=seed, budget=budget.name,
+            certificate=bool(refuted)))
+    section = {
+        "title": "Prop. 2: the paper's σ and the privacy Algorithm 3 really has",
+        "text": ("σ is calibrated with autodp as Sec. 3 describes, under each reading of "
+                 "what was passed to it; 'exact ε' is the T-fold composition of the Gaussian "
+                 "mechanism with that σ (one release per record per epoch, known order), "
+                 "computed exactly as sqrt(T)/σ-GDP. Every accountant's number is in "
+                 "results.json."),
+        "table": {"columns": ["setting", "N", "T", "claimed ε", "calibration reading", "σ",
+                              "exact ε (shuffled pass, known order)", "ratio"],
+                  "rows": table},
+    }
+    return verdicts, section
+
+
+# --------------------------------------------------------------------------- Thm. 4.1
+THM41_CONFIGS = (
+    # (label, spectrum of Sigma_q, sigma_1, sigma_2)
+    ("d=2, Σq=I, σ1=σ2=0.3", (1.0, 1.0), 0.3, 0.3),
+    ("d=5, Σq=I, σ1=σ2=0.2", (1.0,) * 5, 0.2, 0.2),
+    ("d=3, Σq~diag(1, .5, 2), σ1=σ2=0.5", (1.0, 0.5, 2.0), 0.5, 0.5),
+    ("d=2 concentrated, σ1=σ2=0.01", (0.05, 0.02), 0.01, 0.01),
+)
+THM41_A_GRID = np.geomspace(1e-2, 1e9, 23)
+THM41_V_READINGS = ("as-printed", "hermitian")
+
+
+def _sigma_q(spectrum, seed):
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((len(spectrum), len(spectrum))))
+    return q @ np.diag(spectrum) @ q.T
+
+
+def check_thm41(budget: Budget, seed: int, out_dir: Path) -> tuple[list[Verdict], dict]:
+    """Monte Carlo of Thm. 4.1's tail against its bound, per reading of the tail and v(Z)."""
+    claim = CLAIMS["thm41"]
+    studies = []
+    for i, (label, spectrum, s1, s2) in enumerate(THM41_CONFIGS):
+        sigma_q = _sigma_q(spectrum, seed + i)
+        study = kl_tail_study(sigma_q, s1, s2, a_grid=THM41_A_GRID, n_draws=budget.kl_draws,
+                              seed=seed + i)
+        studies.append((label, study))
+    evidence = {label: st.to_dict() for label, st in studies}
+    verdicts = []
+    for tail in ("unconditional", "conditional"):
+        for v_reading in THM41_V_READINGS:
+            reading = f"tail={tail}, v(Z)={v_reading}"
+            hits = []
+            for label, st in studies:
+                flags = np.asarray(getattr(st, f"violated_{tail}")[v_reading])
+                if flags.any():
+                    j = int(np.argmax(flags))
+                    ci = np.asarray(getattr(st, f"ci_{tail}"))[j]
+                    hits.append((label, st.a_grid[j], ci[0], st.bound[v_reading][j]))
+            if hits:
+                label, a, lo, b = hits[0]
+                sentence = (
+                    f"Refuted ({reading}): in '{label}', at a = {a:.3g} the Clopper-Pearson "
+                    f"lower bound of P(KL[q||p] ≥ a) is {lo:.3g} while the theorem's bound is "
+                    f"{b:.3g}; {len(hits)} of {len(studies)} configurations violate it. "
+                    + ("The unconditional tail tends to P(Σp not PD) > 0 (KL = +inf there) "
+                       "while the bound decays like 1/a: the hypothesis 'τ < 1 + λmin(Σq⁻¹E) "
+                       "< A' cannot hold surely for Gaussian E."
+                       if tail == "unconditional" else
+                       "Conditioning on the event moves E[λmin] below the unconditional "
+                       "eq. 15 bound that eq. 21 uses."))
+            else:
+                sentence = (
+                    f"Holds ({reading}) on all {len(studies)} configurations tested "
+                    f"({budget.kl_draws} draws each, a from {THM41_A_GRID[0]:g} to "
+                    f"{THM41_A_GRID[-1]:g}, τ and A chosen on a separate pilot sample as the "
+                    "most favourable values): no Clopper-Pearson lower bound of the tail "
+                    "exceeded the bound (simultaneous 95 % intervals).")
+            verdicts.append(Verdict(claim, reading, "refuted" if hits else "holds", sentence,
+                                    evidence=evidence, seed=seed, budget=budget.name,
+                                    certificate=bool(hits), figures=["thm41_tail.png"]))
+    _plot_thm41(studies, out_dir / "thm41_tail.png")
+    section = {
+        "title": "Thm. 4.1: how often its assumptions hold",
+        "text": ("Fractions of Monte Carlo draws on which the proof's assumptions fail: "
+                 "Σp = Σq + E not positive definite (KL infinite), λmax(Σq⁻¹E) ≤ 0 (eq. 9's "
+                 "'by assuming λmax > 0'), and τ < 1 + λmin(Σq⁻¹E) < A with τ, A chosen on a "
+                 "separate pilot sample (0.999 min and 1.001 max of 1 + λmin over its PD "
+                 "draws). E[λmax] is compared with eq. 14's sqrt(2 v(Z) log 2d)."),
+        "table": {"columns": ["configuration", "not PD", "λmax ≤ 0", "τ/A fails", "τ", "A",
+                              "E[λmax] (MC)", "eq. 14 bound"],
+                  "rows": [[lab, st.frac_not_pd, st.frac_lambda_max_nonpositive,
+                            st.frac_condition_fails, st.tau, st.A, st.mean_lambda_max,
+                            st.lambda_max_bound["as-printed"]] for lab, st in studies]},
+        "figures": [],
+    }
+    return verdicts, section
+
+
+def _plot_thm41(studies, path):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(studies), figsize=(4.2 * len(studies), 3.4))
+    for ax, (label, st) in zip(np.atleast_1d(axes), studies, strict=True):
+        a = st.a_grid
+        ci = np.asarray(st.ci_unconditional, dtype=float)
+        ax.fill_between(a, ci[:, 0], ci[:, 1], alpha=0.3, color="C0")
+        ax.plot(a, st.tail_unconditional, "o-", ms=3, color="C0", label="P(KL ≥ a), MC")
+        ax.plot(a, st.tail_conditional, "s--", ms=3, color="C2", label="same | τ/A event")
+        bound = np.asarray(st.bound["as-printed"], dtype=float)
+        ax.plot(a, np.where(bound > 0, bound, np.nan), "k-", label="Thm. 4.1 bound")
+        ax.axhline(st.frac_not_pd, color="C3", lw=0.8, ls=":", label="P(Σp not PD)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-6, 10)
+        ax.set_xlabel("a (nats)")
+        ax.set_title(label, fontsize=8)
+    np.atleast_1d(axes)[0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- data
+def load_inputs(data_dir) -> tuple[RegressionData, RegressionData]:
+    """Probit data (fair) and linear-regression data (wine with --data-dir, else randhie)."""
+    probit = load_fair()
+    if data_dir is not None:
+        linear = load_uci(check_data_dir(data_dir), "wine-quality-red", split=0)
+    else:
+        linear = load_randhie()
+    return probit, linear
+
+
+def prior_natural(d: int, clipping_norm: float) -> tuple[np.ndarray, str]:
+    """Prior N(0, v I) with v = 2 sqrt(d) / C, so ||theta_0|| = C / 2 <= C (Alg. 3)."""
+    v = 2.0 * np.sqrt(d) / clipping_norm
+    return flatten_natural(np.zeros(d), np.eye(d) / v), f"N(0, {v:.3g} I) (||θ0|| = C/2)"
+
+
+def _likelihood(data: RegressionData):
+    if data.task == "classification":
+        return Probit()
+    # Known noise variance: the residual variance of least squares on the training set
+    # (a plug-in, treated as public, stated in the report).
+    beta, *_ = np.linalg.lstsq(data.x_train, data.y_train, rcond=None)
+    s2 = float(np.mean((data.y_train - data.x_train @ beta) ** 2))
+    return LinearGaussian(s2)
+
+
+# --------------------------------------------------------------------------- audit
+def check_empirical_audit(data: RegressionData, budget: Budget, seed: int, out_dir: Path,
+                          epochs_claim: int = 40, epsilon_claim: float = 1.0):
+    """Audit one noised DP-SEP step on ``data`` with a worst-case canary, per reading."""
+    claim = CLAIMS["audit"]
+    lik = _likelihood(data)
+    d = data.dim
+    C, gamma = 1.0, 1.0
+    theta_0, prior_text = prior_natural(d, C)
+    n = data.n_train
+    reading_cal = "paper:wor(q=1/N)x(T*N)"
+    sigma = paper_sigma(reading_cal, n, epochs_claim, epsilon_claim)
+    eps_step = float(dp_accounting.get_epsilon_gaussian(sigma, DELTA))
+    # A realistic state: the site after one epoch of (non-private) SEP on the data.
+    state = run_sep(data.x_train, data.y_train, lik, theta_0, epochs=1, n_trials=1,
+                    rng=np.random.default_rng(seed), damping=gamma).theta_f[0]
+    verdicts, scores = [], {}
+    for reading in ("as-printed", "sep-invariant", "sep-invariant-recalibrated"):
+        params = DPSEPParams(C, gamma, sigma, reading)
+        mech = DPSEPStep(params, lik, state, theta_0, n, index=0)
+        canary = worst_case_canary(mech, data.x_train, data.y_train, seed=seed)
+        d0, d1 = neighbouring_datasets(data.x_train, data.y_train, 0, canary)
+        res, sc = audit_mechanism(mech.release, d0, d1, budget.audit_trials, delta=DELTA,
+                                  alpha=0.05, claimed_epsilon=eps_step, seed=seed)
+        scores[reading] = sc
+        shift = np.linalg.norm(mech.query(d0) - mech.query(d1))
+        mu = shift / params.noise_std(n)
+        ev = {
+            "data": data.name, "N": n, "likelihood": lik.name, "prior": prior_text,
+            "C": C, "gamma": gamma, "sigma": sigma,
+            "sigma_calibration": CALIBRATION_READINGS[reading_cal],
+            "run_claim": {"epsilon": epsilon_claim, "delta": DELTA, "T": epochs_claim},
+            "claimed_step_epsilon": eps_step,
+            "canary": {"site_distance": canary.site_distance, "max_possible": 2 * C,
+                       "n_site_evaluations": canary.n_site_evaluations},
+            "theta_new_shift": float(shift), "noise_std": params.noise_std(n),
+            "shift_over_noise": float(mu),
+            "audit": res.to_dict(),
+            "true_step_epsilon_of_this_pair": float(
+                dp_accounting.get_epsilon_gaussian(1.0 / mu, DELTA)) if mu > 0 else 0.0,
+        }
+        lb = res.epsilon_lower_bound
+        if res.refutes_claim:
+            verdict = "refuted"
+            sentence = (
+                f"Refuted under the {reading} reading: the certified lower bound ε ≥ {lb:.3g} "
+                f"(95 % confidence, {budget.audit_trials} trials per dataset) exceeds the "
+                f"per-step ε = {eps_step:.3g} that Prop. 1 and the Gaussian mechanism give for "
+                f"σ = {sigma:.4g}; it also exceeds the whole run's claimed ε = "
+                f"{epsilon_claim:g} when the step's position is known. The step's mean moves "
+                f"{mu:.3g} noise standard deviations between the canaries.")
+        else:
+            verdict = "inconclusive"
+            whole_run = (
+                f" The certificate alone exceeds the whole run's claimed ε = {epsilon_claim:g}: "
+                "one step whose position the adversary knows (a fixed-order pass) already "
+                "leaks more than the paper's budget for all T epochs."
+                if lb > epsilon_claim else "")
+            sentence = (
+                f"Not refuted under the {reading} reading: certified ε ≥ {lb:.3g} against a "
+                f"per-step claim of {eps_step:.3g} (σ = {sigma:.4g}; {budget.audit_trials} "
+                f"trials per dataset; the canary pair reaches {canary.site_distance:.3g} of "
+                f"the 2C = {2 * C:g} clipping allows, so this pair's exact per-step ε is "
+                f"{ev['true_step_epsilon_of_this_pair']:.3g}). An audit can refute privacy "
+                f"but not prove it.{whole_run}")
+        verdicts.append(Verdict(claim, reading, verdict, sentence, evidence=ev, seed=seed,
+                                budget=budget.name, certificate=True,
+                                figures=["audit_scores.png"]))
+    _plot_audit(scores, out_dir / "audit_scores.png")
+    return verdicts
+
+
+def _plot_audit(scores, path):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores), 3.2))
+    for ax, (reading, sc) in zip(np.atleast_1d(axes), scores.items(), strict=True):
+        s0, s1 = sc["scores0"], sc["scores1"]
+        lo, hi = np.quantile(np.concatenate([s0, s1]), [0.001, 0.999])
+        bins = np.linspace(lo, hi, 80)
+        ax.hist(s0, bins=bins, alpha=0.6, label="D0 (canary a)", density=True)
+        ax.hist(s1, bins=bins, alpha=0.6, label="D1 (canary b)", density=True)
+        ax.axvline(sc["threshold"], color="k", lw=1, label="threshold")
+        ax.set_title(reading, fontsize=9)
+        ax.set_xlabel("held-out score")
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- reference runs
+def reference_runs(datasets, budget: Budget, seed: int, out_dir: Path,
+                   epsilon: float = 1.0, epochs_claim: int = 40) -> dict:
+    """EP (probit only), SEP, clipped SEP and DP-SEP on real data, per reading."""
+    rows, traces = [], {}
+    for k, data in enumerate(datasets):
+        lik = _likelihood(data)
+        theta_0, prior_text = prior_natural(data.dim, 1.0)
+        n = data.n_train
+        sigma = paper_sigma("paper:wor(q=1/N)x(T*N)", n, epochs_claim, epsilon)
+        configs = [("SEP", None)]
+        configs += [(f"SEP clipped [{r}]", DPSEPParams(1.0, 1.0, None, r))
+                    for r in ("as-printed", "sep-invariant")]
+        configs += [(f"DP-SEP ε={epsilon:g} [{r}]", DPSEPParams(1.0, 1.0, sigma, r))
+                    for r in ("as-printed", "sep-invariant", "sep-invariant-recalibrated")]
+        sep_ref = None
+        for j, (label, params) in enumerate(configs):
+            rng = np.random.default_rng(np.random.SeedSequence([seed, k, j]))
+            run = run_sep(data.x_train, data.y_train, lik, theta_0, epochs=budget.epochs,
+                          n_trials=budget.run_trials, params=params, rng=rng)
+            metrics = _metrics(run.theta_q, data, lik)
+            if sep_ref is None:
+                sep_ref = run.theta_q
+            metrics["kl_to_sep"] = _kl_to(sep_ref, run.theta_q)  # SEP's own row: run spread
+            rows.append([data.name, label, metrics["metric_name"], metrics["metric"],
+                         metrics["kl_to_sep"], run.n_projections])
+            traces[(data.name, label)] = _trace_metric(run.trace, data, lik)
+        if data.task == "classification":
+            rng = np.random.default_rng(np.random.SeedSequence([seed, k, 99]))
+            ep = run_ep(data.x_train, data.y_train, lik, theta_0, epochs=budget.epochs,
+                        n_trials=budget.run_trials, rng=rng)
+            m = _metrics(ep.theta_q, data, lik)
+            rows.append([data.name, "EP", m["metric_name"], m["metric"],
+                         _kl_to(sep_ref, ep.theta_q), 0])
+            traces[(data.name, "EP")] = _trace_metric(ep.trace, data, lik)
+    _plot_traces(traces, datasets, out_dir / "reference_runs.png")
+    return {
+        "title": "Reference runs on real data (no verdict: context for the claims)",
+        "text": (f"{budget.epochs} epochs, {budget.run_trials} independent runs each (mean "
+                 f"shown; SEP's own 'KL to SEP' is the run-to-run spread); C = 1, γ = 1; "
+                 f"DP-SEP's σ is the paper's calibration "
+                 f"(autodp, q = 1/N, T*N steps) for ε = {epsilon:g}, δ = {DELTA:g}, T = "
+                 f"{epochs_claim}. 'KL to SEP' is the mean KL[SEP || method] between final "
+                 "posteriors (indefinite precisions projected to PD with floor 1e-6). "
+                 "'projections' counts cavities whose noised precision had to be projected to "
+                 "positive definite (v1 Sec. 3.3). Under the as-printed reading the site moves "
+                 "with damping γ/N², so clipped SEP barely leaves the prior within a few "
+                 "epochs.\n\n" + "\n\n".join(f"{d.name}: {d.preprocessing}" for d in datasets)),
+        "table": {"columns": ["data", "method", "metric", "value", "KL to SEP",
+                              "projections"], "rows": rows},
+        "figures": ["reference_runs.png"],
+    }
+
+
+def _pd_moments(theta_q):
+    h, prec = unflatten_natural(theta_q)
+    ok = is_positive_definite(prec)
+    prec = np.where(ok[:, None, None], prec, nearest_positive_definite(prec, 1e-6))
+    return natural_to_moments(flatten_natural(h, prec))
+
+
+def _metrics(theta_q, data, lik):
+    mean, _ = _pd_moments(theta_q)
+    pred = data.x_test @ mean.T
+    if data.task == "classification":
+        value = float(np.mean(np.sign(pred) == data.y_test[:, None]))
+        return {"metric_name": "test accuracy", "metric": round(value, 4)}
+    value = float(np.mean(np.sqrt(np.mean((pred - data.y_test[:, None]) ** 2, axis=0))))
+    return {"metric_name": "test RMSE (standardised y)", "metric": round(value, 4)}
+
+
+def _kl_to(ref, theta_q) -> float:
+    m0, c0 = _pd_moments(ref)
+    m1, c1 = _pd_moments(theta_q)
+    return round(float(np.mean(gaussian_kl(m0.mean(0), c0.mean(0), m1, c1))), 4)
+
+
+def _trace_metric(trace, data, lik):
+    return [_metrics(trace[:, t], data, lik)["metric"] for t in range(trace.shape[1])]
+
+
+def _plot_traces(traces, datasets, path):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 3.6))
+    for ax, data in zip(np.atleast_1d(axes), datasets, strict=True):
+        for (name, label), values in traces.items():
+            if name == data.name:
+                ax.plot(range(len(values)), values, marker="o", ms=3, label=label)
+        ax.set_title(data.name)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(_metrics_name(data))
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _metrics_name(data):
+    return "test accuracy" if data.task == "classification" else "test RMSE"
+
+
+# --------------------------------------------------------------------------- driver
+def run_dpsep_audit(budget_name: str, seed: int, out_dir, data_dir=None, progress=None):
+    """Run every DP-SEP check; return (verdicts, sections, meta, timings).
+
+    ``meta`` is determined by the seed; ``timings`` (seconds per check) is not.
+
+    ``progress(step_name)`` is called before each check (for the CLI's progress bar).
+    Raises FileNotFoundError if ``data_dir`` is given but missing.
+    """
+    if budget_name not in BUDGETS:
+        raise ValueError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")
+    budget = BUDGETS[budget_name]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tick = progress or (lambda name: None)
+    timings = {}
+    probit_data, linear_data = load_inputs(data_dir)
+    verdicts, sections = [], []
+
+    def timed(name, fn):
+        tick(name)
+        t0 = time.perf_counter()
+        value = fn()
+        timings[name] = round(time.perf_counter() - t0, 1)
+        return value
+
+    verdicts += timed("Prop. 1 property test", lambda: check_prop1(budget, seed))
+    own = [(f"fair (this run, N={probit_data.n_train})", probit_data.n_train, 40, 1.0)]
+    v2, s2 = timed("Prop. 2 accounting", lambda: check_prop2(budget, seed, own))
+    verdicts += v2
+    sections.append(s2)
+    v3, s3 = timed("Thm. 4.1 Monte Carlo", lambda: check_thm41(budget, seed, out))
+    verdicts += v3
+    sections.append(s3)
+    verdicts += timed("empirical audit", lambda: check_empirical_audit(
+        probit_data, budget, seed, out))
+    sections.append(timed("reference runs", lambda: reference_runs(
+        [probit_data, linear_data], budget, seed, out)))
+    meta = {
+        "paper": PAPER, "budget": asdict(budget), "seed": seed,
+        "data": f"probit: {probit_data.source}; linear: {linear_data.source}",
+    }
+    return verdicts, sections, meta, timings

@@ -1,0 +1,172 @@
+"""Write an audit report: ``results.json``, ``report.md``, ``report.html`` and PNG figures.
+
+Figures are saved beside the report as PNG files and embedded in the HTML (base64),
+so ``report.html`` is self-contained.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from dpclaims.reports.claims import Verdict
+
+_BADGE = {"holds": "#1b7f3b", "refuted": "#b3261e", "inconclusive": "#8a6d00",
+          "not-checkable": "#555555"}
+
+
+def to_jsonable(obj):
+    """Recursively turn numpy values, NaN/inf and dataclasses into JSON-able values."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return to_jsonable(obj.item())
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return "nan"
+        if math.isinf(obj):
+            return "inf" if obj > 0 else "-inf"
+        return obj
+    if hasattr(obj, "to_dict"):
+        return to_jsonable(obj.to_dict())
+    return obj
+
+
+def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
+                 sections: list[dict], run_info: dict | None = None) -> dict:
+    """Write the report files into ``out_dir`` and return their paths.
+
+    ``results.json`` holds only what the seed determines (the same seed gives the same
+    file); ``run_info`` (command line, timings, versions) goes to ``run_info.json``
+    and to the Markdown / HTML reports.
+
+    Parameters
+    ----------
+    out_dir : path
+        Created if missing. Figures named in verdicts/sections must already be in it.
+    title : str
+    meta : dict
+        Seed, budget, data provenance: everything the seed determines.
+    run_info : dict, optional
+        Command line, timings, versions: what varies between identical runs.
+    verdicts : list of Verdict
+    sections : list of dict
+        Extra report sections: {"title", "text" (markdown-ish paragraphs),
+        "table" (optional: {"columns": [...], "rows": [[...]]}), "figures" [...]}.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results = {
+        "title": title,
+        "meta": meta,
+        "verdicts": [v.to_dict() for v in verdicts],
+        "sections": sections,
+    }
+    json_path = out / "results.json"
+    json_path.write_text(json.dumps(to_jsonable(results), indent=2, sort_keys=False))
+    info_path = out / "run_info.json"
+    info_path.write_text(json.dumps(to_jsonable(run_info or {}), indent=2))
+    shown = {**meta, **(run_info or {})}
+    md_path = out / "report.md"
+    md_path.write_text(_markdown(title, shown, verdicts, sections))
+    html_path = out / "report.html"
+    html_path.write_text(_html(title, shown, verdicts, sections, out))
+    return {"json": json_path, "markdown": md_path, "html": html_path, "run info": info_path}
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _md_table(columns, rows) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _markdown(title, meta, verdicts, sections) -> str:
+    parts = [f"# {title}", ""]
+    parts += [f"- **{k}**: {v}" for k, v in meta.items()]
+    parts += ["", "## Summary", "",
+              _md_table(["claim", "reading", "verdict", "certificate"],
+                        [[v.claim.id, v.reading, f"**{v.verdict}**",
+                          "yes" if v.certificate else "no"] for v in verdicts]), ""]
+    parts += ["## Verdicts", ""]
+    for v in verdicts:
+        parts += [f"### `{v.claim.id}` — {v.reading}: **{v.verdict}**", "",
+                  f"*{v.claim.paper}, {v.claim.location}.* Check: {v.claim.check}.", "",
+                  "> " + v.claim.statement.replace("\n", "\n> "), "",
+                  v.sentence, "", f"Seed {v.seed}, budget {v.budget}.", ""]
+        parts += [f"![{f}]({f})" for f in v.figures]
+        parts += ["", "<details><summary>evidence</summary>", "", "```json",
+                  json.dumps(to_jsonable(v.evidence), indent=1)[:20000], "```", "</details>", ""]
+    for s in sections:
+        parts += [f"## {s['title']}", "", s.get("text", ""), ""]
+        if s.get("table"):
+            parts += [_md_table(s["table"]["columns"], s["table"]["rows"]), ""]
+        parts += [f"![{f}]({f})" for f in s.get("figures", [])]
+        parts.append("")
+    return "\n".join(parts) + "\n"
+
+
+def _img(out: Path, name: str) -> str:
+    path = out / name
+    if not path.is_file():
+        return f"<p><em>figure {html.escape(name)} missing</em></p>"
+    data = base64.b64encode(path.read_bytes()).decode()
+    return (f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}" '
+            f'style="max-width:100%"><figcaption>{html.escape(name)}</figcaption></figure>')
+
+
+def _html_table(columns, rows) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _html(title, meta, verdicts, sections, out: Path) -> str:
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td><code>{esc(v.claim.id)}</code></td><td>{esc(v.reading)}</td>"
+        f"<td><b style='color:{_BADGE[v.verdict]}'>{esc(v.verdict)}</b></td>"
+        f"<td>{'yes' if v.certificate else 'no'}</td></tr>" for v in verdicts)
+    body = [f"<h1>{esc(title)}</h1><ul>"]
+    body += [f"<li><b>{esc(str(k))}</b>: {esc(str(val))}</li>" for k, val in meta.items()]
+    body += ["</ul><h2>Summary</h2><table><thead><tr><th>claim</th><th>reading</th>"
+             "<th>verdict</th><th>certificate</th></tr></thead><tbody>", rows,
+             "</tbody></table><h2>Verdicts</h2>"]
+    for v in verdicts:
+        body += [f"<h3><code>{esc(v.claim.id)}</code> — {esc(v.reading)}: "
+                 f"<span style='color:{_BADGE[v.verdict]}'>{esc(v.verdict)}</span></h3>",
+                 f"<p><i>{esc(v.claim.paper)}, {esc(v.claim.location)}.</i> "
+                 f"Check: {esc(v.claim.check)}.</p>",
+                 f"<blockquote>{esc(v.claim.statement)}</blockquote>",
+                 f"<p>{esc(v.sentence)}</p><p>Seed {v.seed}, budget {esc(str(v.budget))}.</p>"]
+        body += [_img(out, f) for f in v.figures]
+        body += ["<details><summary>evidence</summary><pre>",
+                 esc(json.dumps(to_jsonable(v.evidence), indent=1)[:20000]),
+                 "</pre></details>"]
+    for s in sections:
+        body += [f"<h2>{esc(s['title'])}</h2>"]
+        body += [f"<p>{esc(p)}</p>" for p in s.get("text", "").split("\n\n") if p]
+        if s.get("table"):
+            body.append(_html_table(s["table"]["columns"], s["table"]["rows"]))
+        body += [_img(out, f) for f in s.get("figures", [])]
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
+             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
+             "blockquote{border-left:4px solid #ccc;margin-left:0;padding-left:1em;color:#333}"
+             "pre{background:#f6f6f6;padding:1em;overflow:auto;max-height:30em}")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"
+            f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")

@@ -1,0 +1,339 @@
+"""Tests of dpclaims.analysis.accounting: known values, agreement, support, calibration."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import dp_accounting
+import pytest
+
+from dpclaims.analysis.accounting import (
+    ACCOUNTANTS,
+    CALIBRATION_ACCOUNTANTS,
+    Sampling,
+    account,
+    calibrate_noise_multiplier,
+    dp_event_for,
+)
+
+DELTA = 1e-5
+# sigma = 3, q = 0.001, 1e5 steps (the DP-SGD-like example of the brief).
+POISSON = Sampling("poisson", dataset_size=100_000, batch_size=100, steps=100_000)
+WOR = Sampling("without-replacement", dataset_size=100_000, batch_size=100, steps=100_000)
+
+
+def eps(result, name):
+    return result.row(name).epsilon
+
+
+# --------------------------------------------------------------------------- known values
+
+
+@pytest.mark.parametrize("relation", ["replace-one", "add-remove"])
+@pytest.mark.parametrize(("sigma", "delta"), [(0.5, 1e-5), (1.0, 1e-5), (3.0, 1e-6), (10.0, 1e-3)])
+def test_one_gaussian_is_exact(sigma, delta, relation):
+    result = account(sigma, Sampling("none", steps=1), delta, relation)
+    exact = dp_accounting.get_epsilon_gaussian(sigma, delta)
+    assert eps(result, "analytic-gaussian") == pytest.approx(exact, rel=1e-12)
+    # PLD is a pessimistic discretisation: an upper bound within a small margin.
+    assert exact * (1 - 1e-9) <= eps(result, "dp_accounting-pld") <= exact * 1.01
+    for name in ("dp_accounting-rdp", "autodp-rdp", "moments-accountant"):
+        assert eps(result, name) >= exact * (1 - 1e-6), name
+
+
+@pytest.mark.parametrize(
+    ("sampling", "relation", "name", "expected", "rel"),
+    [
+        (WOR, "replace-one", "autodp-rdp", 0.869, 2e-3),
+        (WOR, "replace-one", "dp_accounting-rdp", 0.869, 2e-3),
+        # autodp's improved Poisson bound (Zhu & Wang 2019 Thm. 8) equals dp_accounting's;
+        # autodp's general bound (improved_bound_flag=False) would give 0.422.
+        (POISSON, "add-remove", "autodp-rdp", 0.4104, 1e-3),
+        (POISSON, "add-remove", "dp_accounting-rdp", 0.4104, 1e-3),
+        (POISSON, "add-remove", "dp_accounting-pld", 0.3738, 3e-3),
+        (Sampling("shuffle", epochs=100), "replace-one", "dp_accounting-rdp", 20.39, 1e-3),
+        (Sampling("shuffle", epochs=100), "replace-one", "autodp-rdp", 20.39, 1e-3),
+        (Sampling("shuffle", epochs=100), "replace-one", "dp_accounting-pld", 19.13, 1e-3),
+        (Sampling("shuffle", epochs=100), "add-remove", "analytic-gaussian", 19.13, 1e-3),
+    ],
+)
+def test_known_values(sampling, relation, name, expected, rel):
+    result = account(3.0, sampling, DELTA, relation)
+    assert eps(result, name) == pytest.approx(expected, rel=rel)
+
+
+def test_poisson_pld_below_rdp_and_moments_accountant_loosest():
+    result = account(3.0, POISSON, DELTA, "add-remove")
+    pld, rdp = eps(result, "dp_accounting-pld"), eps(result, "dp_accounting-rdp")
+    moments = eps(result, "moments-accountant")
+    assert pld < rdp < moments
+    # Abadi et al.'s bound at integer lambda is never below Mironov's Prop. 3 at the same
+    # orders, which dp_accounting's improved conversion beats.
+    assert result.row("moments-accountant").details["optimal_lambda"] >= 1
+    assert result.max_epsilon == moments
+    assert result.extremes == ("dp_accounting-pld", "moments-accountant")
+    assert result.disagrees and result.disagreement == pytest.approx((moments - pld) / pld)
+    pairs = {(a, b) for a, b, _ in result.discrepant_pairs}
+    assert ("dp_accounting-pld", "dp_accounting-rdp") in pairs
+    assert not {("dp_accounting-rdp", "autodp-rdp"), ("autodp-rdp", "dp_accounting-rdp")} & pairs
+
+
+@pytest.mark.parametrize(
+    ("sigma", "n", "b", "steps"),
+    [(1.0, 10_000, 100, 1_000), (2.0, 60_000, 256, 2_000), (0.8, 1_000, 50, 200)],
+)
+def test_without_replacement_autodp_agrees_with_dp_accounting(sigma, n, b, steps):
+    sampling = Sampling("without-replacement", dataset_size=n, batch_size=b, steps=steps)
+    result = account(sigma, sampling, DELTA, "replace-one")
+    assert eps(result, "autodp-rdp") == pytest.approx(eps(result, "dp_accounting-rdp"), rel=0.01)
+
+
+@pytest.mark.parametrize("kind", ["shuffle", "fixed-order"])
+@pytest.mark.parametrize("relation", ["replace-one", "add-remove"])
+@pytest.mark.parametrize(("sigma", "epochs"), [(1.0, 1), (1.5, 10), (4.0, 50)])
+def test_pass_over_data_is_epoch_fold_gaussian(kind, relation, sigma, epochs):
+    result = account(sigma, Sampling(kind, epochs=epochs), DELTA, relation)
+    exact = dp_accounting.get_epsilon_gaussian(sigma / math.sqrt(epochs), DELTA)
+    rdp = dp_accounting.rdp.RdpAccountant()
+    rdp.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma), epochs))
+    assert eps(result, "dp_accounting-rdp") == pytest.approx(rdp.get_epsilon(DELTA), rel=1e-12)
+    assert eps(result, "analytic-gaussian") == pytest.approx(exact, rel=1e-12)
+    pld = eps(result, "dp_accounting-pld")
+    assert exact * (1 - 1e-9) <= pld <= eps(result, "dp_accounting-rdp")
+    assert pld == pytest.approx(exact, rel=0.01)
+    same = account(sigma, Sampling("none", steps=epochs), DELTA, relation)
+    assert [r.epsilon for r in result.rows] == [r.epsilon for r in same.rows]
+
+
+def test_shuffle_in_steps_counts_partial_pass():
+    # 1000 records in batches of 300: 4 steps per pass; 9 steps touch a record 3 times.
+    sampling = Sampling("shuffle", dataset_size=1000, batch_size=300, steps=9)
+    assert sampling.passes == 3
+    event = dp_event_for(2.0, sampling)
+    assert event == dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(2.0), 3)
+    assert Sampling("fixed-order", dataset_size=1000, batch_size=300, epochs=2).num_steps == 8
+
+
+def test_relation_convention_for_unsampled_gaussian():
+    # sigma relative to each relation's own sensitivity: the same curve under both.
+    a = account(2.0, Sampling("none", steps=5), DELTA, "replace-one")
+    b = account(2.0, Sampling("none", steps=5), DELTA, "add-remove")
+    for name in ACCOUNTANTS:
+        assert eps(a, name) == pytest.approx(eps(b, name), rel=1e-9), name
+    assert "2 sigma" in a.row("dp_accounting-pld").note
+
+
+def test_events():
+    assert dp_event_for(3.0, POISSON) == dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.001, dp_accounting.GaussianDpEvent(3.0)), 100_000
+    )
+    assert dp_event_for(3.0, WOR) == dp_accounting.SelfComposedDpEvent(
+        dp_accounting.SampledWithoutReplacementDpEvent(
+            100_000, 100, dp_accounting.GaussianDpEvent(3.0)
+        ),
+        100_000,
+    )
+    epochs = Sampling("poisson", dataset_size=1000, batch_size=10, epochs=3)
+    assert epochs.num_steps == 300 and epochs.sampling_rate == 0.01
+
+
+# --------------------------------------------------------------------------- support
+
+
+@pytest.mark.parametrize(
+    ("sampling", "relation", "supported"),
+    [
+        (POISSON, "replace-one", {"dp_accounting-pld"}),
+        (
+            POISSON,
+            "add-remove",
+            {"dp_accounting-rdp", "dp_accounting-pld", "autodp-rdp", "moments-accountant"},
+        ),
+        (WOR, "replace-one", {"dp_accounting-rdp", "autodp-rdp", "moments-accountant"}),
+        (WOR, "add-remove", set()),
+        (Sampling("none", steps=3), "add-remove", set(ACCOUNTANTS)),
+    ],
+)
+def test_support_matrix(sampling, relation, supported):
+    result = account(1.0, sampling, DELTA, relation, pld_max_refinements=2)
+    for row in result.rows:
+        assert row.supported == (row.name in supported), row.name
+        if not row.supported:
+            assert row.epsilon is None and row.note.startswith("unsupported: ")
+    if not supported:
+        assert result.max_epsilon is None and result.disagreement is None
+        assert not result.disagrees
+
+
+def test_unsupported_notes_give_the_reason():
+    ro = account(3.0, POISSON, DELTA, "replace-one")
+    assert "PoissonSampledDpEvent" in ro.row("dp_accounting-rdp").note
+    assert "Poisson" in ro.row("autodp-rdp").note
+    assert "ball of radius Delta/2" in ro.row("dp_accounting-pld").note
+    ar = account(3.0, WOR, DELTA, "add-remove")
+    assert "REPLACE_ONE" in ar.row("dp_accounting-rdp").note
+    assert "SampledWithoutReplacementDpEvent" in ar.row("dp_accounting-pld").note
+    assert "sampling" in ar.row("analytic-gaussian").note
+
+
+def test_pld_refinement_is_reported():
+    converged = account(3.0, POISSON, DELTA, "add-remove").row("dp_accounting-pld")
+    assert converged.details["converged"] is True
+    history = converged.details["history"]
+    assert history[0][0] == 1e-3 and len(history) == converged.details["refinements"] + 1
+    capped = account(3.0, POISSON, DELTA, "add-remove", pld_max_refinements=1)
+    row = capped.row("dp_accounting-pld")
+    assert row.details["converged"] is False and "did NOT converge" in row.note
+    # Coarser but still a pessimistic upper bound.
+    assert row.epsilon > converged.epsilon
+
+
+def test_to_dict_is_strict_json():
+    result = account(3.0, POISSON, DELTA, "replace-one")
+    text = json.dumps(result.to_dict(), allow_nan=False)
+    back = json.loads(text)
+    assert [r["name"] for r in back["rows"]] == list(ACCOUNTANTS)
+    assert back["rows"][0]["epsilon"] is None
+    zero = account(1.0, Sampling("none", steps=1), 0.0, "add-remove", pld_max_refinements=1)
+    data = json.loads(json.dumps(zero.to_dict(), allow_nan=False))
+    assert all(r["epsilon"] == "inf" for r in data["rows"])
+    assert data["disagreement"] == 0.0
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+@pytest.mark.parametrize(
+    ("sampling", "relation", "accountant", "target"),
+    [
+        (
+            Sampling("poisson", dataset_size=10_000, batch_size=100, steps=2_000),
+            "add-remove",
+            "dp_accounting-rdp",
+            1.0,
+        ),
+        (
+            Sampling("poisson", dataset_size=10_000, batch_size=100, steps=2_000),
+            "add-remove",
+            "autodp-rdp",
+            1.0,
+        ),
+        (
+            Sampling("poisson", dataset_size=10_000, batch_size=100, steps=2_000),
+            "replace-one",
+            "dp_accounting-pld",
+            2.0,
+        ),
+        (
+            Sampling("without-replacement", dataset_size=1_000, batch_size=50, steps=100),
+            "replace-one",
+            "autodp-rdp",
+            0.5,
+        ),
+        (Sampling("shuffle", epochs=20), "add-remove", "dp_accounting-rdp", 3.0),
+        (Sampling("fixed-order", epochs=20), "replace-one", "dp_accounting-pld", 3.0),
+    ],
+)
+def test_calibration_round_trip(sampling, relation, accountant, target):
+    tol = 1e-3
+    sigma = calibrate_noise_multiplier(target, DELTA, sampling, relation, accountant, tol)
+    got = eps(account(sigma, sampling, DELTA, relation), accountant)
+    assert got <= target
+    assert got == pytest.approx(target, rel=5 * tol)
+    smaller = eps(account(sigma * 0.98, sampling, DELTA, relation), accountant)
+    assert smaller > target
+
+
+def test_calibration_accountants_agree_on_gaussian_curve():
+    sampling = Sampling("none", steps=10)
+    sigmas = [
+        calibrate_noise_multiplier(2.0, DELTA, sampling, "add-remove", name)
+        for name in CALIBRATION_ACCOUNTANTS
+    ]
+    rdp, pld = sigmas[1], sigmas[2]
+    assert sigmas[0] == pytest.approx(rdp, rel=2e-3)
+    exact = dp_accounting.get_sigma_gaussian(2.0, DELTA) * math.sqrt(10)
+    assert exact * (1 - 1e-3) <= pld <= exact * 1.01 < rdp
+
+
+def test_calibration_rejects_unsupported_and_unreachable():
+    with pytest.raises(ValueError, match="does not support"):
+        calibrate_noise_multiplier(1.0, DELTA, WOR, "replace-one", "dp_accounting-pld")
+    with pytest.raises(ValueError, match="does not support"):
+        calibrate_noise_multiplier(1.0, DELTA, POISSON, "replace-one", "autodp-rdp")
+    with pytest.raises(ValueError, match="not met even"):
+        calibrate_noise_multiplier(
+            1e-4, DELTA, Sampling("none", steps=1), "add-remove", bounds=(0.1, 10.0)
+        )
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"kind": "bootstrap", "steps": 1}, "bootstrap"),
+        ({"kind": "poisson", "dataset_size": 10, "batch_size": 20, "steps": 1}, "20"),
+        ({"kind": "poisson", "dataset_size": 10, "batch_size": 0, "steps": 1}, "batch_size"),
+        ({"kind": "poisson", "dataset_size": 10, "batch_size": 2}, "steps"),
+        (
+            {"kind": "poisson", "dataset_size": 10, "batch_size": 2, "steps": 5, "epochs": 1},
+            "exactly one",
+        ),
+        ({"kind": "poisson", "steps": 5}, "dataset_size"),
+        (
+            {"kind": "without-replacement", "dataset_size": 10, "batch_size": 2.5, "steps": 1},
+            "batch_size",
+        ),
+        (
+            {"kind": "without-replacement", "dataset_size": 10, "batch_size": 3, "epochs": 1},
+            "not an integer",
+        ),
+        ({"kind": "shuffle", "dataset_size": 10, "batch_size": 3, "steps": 0}, "steps"),
+        ({"kind": "none", "dataset_size": 10, "batch_size": 3, "steps": 1}, "whole dataset"),
+        ({"kind": "shuffle", "steps": 4}, "dataset_size"),
+    ],
+)
+def test_bad_sampling_raises(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Sampling(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "match"),
+    [
+        ((0.0, POISSON, DELTA), {}, "noise_multiplier"),
+        ((-1.0, POISSON, DELTA), {}, "noise_multiplier"),
+        ((1.0, POISSON, 1.0), {}, "delta"),
+        ((1.0, POISSON, -1e-5), {}, "delta"),
+        ((1.0, POISSON, DELTA, "swap"), {}, "swap"),
+        ((1.0, POISSON, DELTA), {"rtol": 0.0}, "rtol"),
+        ((1.0, POISSON, DELTA), {"pld_max_refinements": -1}, "pld_max_refinements"),
+    ],
+)
+def test_bad_account_input_raises(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        account(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((0.0, DELTA, POISSON, "add-remove"), "target_epsilon"),
+        ((1.0, 0.0, POISSON, "add-remove"), "delta"),
+        ((1.0, 1.5, POISSON, "add-remove"), "delta"),
+        ((1.0, DELTA, POISSON, "neighbours"), "neighbours"),
+        ((1.0, DELTA, POISSON, "add-remove", "pld"), "pld"),
+        ((1.0, DELTA, POISSON, "add-remove", "autodp-rdp", 1.5), "tol"),
+    ],
+)
+def test_bad_calibration_input_raises(args, match):
+    with pytest.raises(ValueError, match=match):
+        calibrate_noise_multiplier(*args)
+
+
+def test_bad_sampling_type_raises():
+    with pytest.raises(TypeError, match="Sampling"):
+        dp_event_for(1.0, "poisson")

@@ -1,0 +1,97 @@
+"""End-to-end tests of the `dpclaims` command line (smoke budget: every check runs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dpclaims.cli import main
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+CLAIM_IDS = {
+    "dpsep/prop1-sensitivity",
+    "dpsep/prop2-privacy",
+    "dpsep/thm41-kl-tail-bound",
+    "dpsep/empirical-audit",
+}
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("smoke")
+    result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
+                                       "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, result
+
+
+@pytest.mark.parametrize("args", [["--help"], ["audit", "--help"], ["--version"]])
+def test_help(args):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0
+    assert result.output.strip()
+
+
+def test_audit_writes_report_with_every_claim(smoke_run):
+    out, result = smoke_run
+    for name in ("results.json", "report.md", "report.html", "run_info.json",
+                 "audit_scores.png", "thm41_tail.png", "reference_runs.png"):
+        assert (out / name).is_file(), name
+    results = json.loads((out / "results.json").read_text())
+    ids = {v["claim_id"] for v in results["verdicts"]}
+    assert ids == CLAIM_IDS
+    for v in results["verdicts"]:
+        assert v["verdict"] in {"holds", "refuted", "inconclusive", "not-checkable"}
+        assert v["sentence"] and v["evidence"] and v["seed"] == 3 and v["budget"] == "smoke"
+        if v["verdict"] == "refuted":
+            assert v["certificate"], v["claim_id"]
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html
+    assert "dpsep/prop2-privacy" in result.output  # the summary table is printed
+
+
+def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
+    """Readings with a known answer: eq. 4 as printed has sensitivity 2γC/N; SEP's own
+    update has N times more, so its property test and its audit must refute."""
+    out, _ = smoke_run
+    verdicts = {(v["claim_id"], v["reading"]): v["verdict"]
+                for v in json.loads((out / "results.json").read_text())["verdicts"]}
+    assert verdicts[("dpsep/prop1-sensitivity", "as-printed")] == "holds"
+    assert verdicts[("dpsep/prop1-sensitivity", "sep-invariant")] == "refuted"
+    assert verdicts[("dpsep/empirical-audit", "sep-invariant")] == "refuted"
+    assert verdicts[("dpsep/empirical-audit", "as-printed")] == "inconclusive"
+
+
+def test_same_seed_same_json(smoke_run, tmp_path):
+    out, _ = smoke_run
+    again = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
+                                      "--out", str(tmp_path)])
+    assert again.exit_code == 0, again.output
+    assert (tmp_path / "results.json").read_text() == (out / "results.json").read_text()
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["audit", "--data-dir", "/nonexistent/data"], "/nonexistent/data"),
+        (["audit", "--budget", "huge"], "huge"),
+        (["audit", "--seed", "-1"], "-1"),
+        (["audit", "--paper", "nope"], "nope"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_value(args, needle, tmp_path):
+    result = CliRunner().invoke(main, args + ["--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert needle in result.output
+
+
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="shared data folder absent")
+def test_audit_with_data_dir_uses_wine(tmp_path):
+    result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--data-dir",
+                                       str(SHARED_DATA), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "results.json").read_text())["meta"]
+    assert "wine-quality-red" in meta["data"]
