@@ -1,8 +1,11 @@
 """Tests of dpclaims.property_tests: the sensitivity checker finds planted violations,
 passes correct bounds, and reproduces DP-SEP Prop. 1's verdicts under both readings.
 
-Everything here is deterministic: hypothesis runs with ``database=None`` and a seeded
-``random.Random`` inside :func:`check_sensitivity`, so there are no false alarms to budget.
+Within one process everything is deterministic: hypothesis runs with ``database=None`` and
+a seeded ``random.Random`` inside :func:`check_sensitivity`. Across processes the search
+also depends on the literal constants hypothesis harvests from *local* modules in
+``sys.modules`` (hypothesis >= 6.13x), so assertions about how close the search gets to a
+tight bound use margins that held over 20-40 seeds, not the value of one run.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import pytest
 from hypothesis import strategies as st
 
 from dpclaims.algorithms.likelihoods import LinearGaussian, Probit
-from dpclaims.analysis.gaussian import natural_dim
+from dpclaims.algorithms.sep import DPSEPParams
+from dpclaims.analysis.gaussian import flatten_natural, natural_dim
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import (
     DPSEPStepExample,
@@ -82,7 +86,7 @@ def test_passes_correct_tight_bound_on_scalar_records():
     assert not res.violated
     assert res.counterexample is None and res.counterexample_ratio is None
     assert res.max_ratio <= 1.0
-    assert res.max_ratio > 0.99  # tight: (0, 1) attains it and the search finds it
+    assert res.max_ratio > 0.95  # tight: (0, 1) attains it; >= 0.989 over seeds 0-19
     assert res.n_examples == 200
 
 
@@ -91,7 +95,10 @@ def test_passes_correct_tight_bound_on_replace_one_datasets():
     res = check_sensitivity(strategy, sum_of_features_distance, 2.0, max_examples=300, seed=1)
     assert not res.violated
     assert res.max_ratio <= 1.0 + 1e-12
-    assert res.max_ratio > 0.9
+    assert res.max_ratio > 0.75  # attained at x = -x', ||x|| = 1; >= 0.83 over 40 seeds
+    assert sum_of_features_distance(
+        (np.array([[0.6, 0.8]]), np.zeros(1), np.array([[-0.6, -0.8]]), np.zeros(1), 0)
+    ) == pytest.approx(2.0)
     assert res.worst_example is not None
 
 
@@ -123,8 +130,29 @@ def test_prop1_holds_under_as_printed_reading(lik, task):
     assert not res.violated
     assert res.counterexample is None
     assert res.max_ratio <= 1.0 + ROUNDING_TOLERANCE
-    assert res.max_ratio > 0.9  # clipping makes 2 gamma C / N attainable; the search gets near
+    # Clipping makes 2 gamma C / N nearly attainable (test below); over seeds 0-27 the
+    # search reached 0.71-1.0 of it in 200 examples. Half is the non-vacuity check.
+    assert res.max_ratio > 0.5
     assert res.n_examples == 200
+
+
+def near_tight_example(reading):
+    """Hand-made pair: x = 0.1, y = +-10 (s^2 = 1), C = 0.5. The sites are (+-1, 0.01),
+    both clipped to C, nearly antipodal: ||f_n - f_n'|| = 2C / sqrt(1 + 1e-4)."""
+    params = DPSEPParams(clipping_norm=0.5, damping=0.7, reading=reading)
+    x = np.array([[0.1]])
+    pair = (x, np.array([10.0]), x.copy(), np.array([-10.0]), 0)
+    theta_0 = flatten_natural(np.zeros(1), np.eye(1) / 4.0)
+    return DPSEPStepExample(params, 50, np.zeros(2), theta_0, pair)
+
+
+@pytest.mark.parametrize(("reading", "ratio"), [("as-printed", 1.0),
+                                                 ("sep-invariant", 50.0)])
+def test_prop1_bound_is_nearly_attained_by_hand_made_pair(reading, ratio):
+    ex = near_tight_example(reading)
+    lik = LinearGaussian(1.0)
+    got = ex.distance(lik) / ex.params.claimed_sensitivity(ex.n_records)
+    assert got == pytest.approx(ratio / np.sqrt(1 + 1e-4), rel=1e-9)
 
 
 @pytest.mark.parametrize(("lik", "task"), LIKELIHOODS, ids=["probit", "linear-gaussian"])
@@ -207,3 +235,42 @@ def test_bad_max_examples_raises():
 def test_non_finite_distance_raises():
     with pytest.raises(ValueError, match="non-finite"):
         check_sensitivity(UNIT_PAIRS, lambda e: float("nan"), 1.0, max_examples=10)
+
+
+# --------------------------------------------------------------------------- reproducibility
+
+_SCRIPT = '''
+import json
+from dpclaims.algorithms.likelihoods import Probit
+from dpclaims.property_tests.sensitivity import check_sensitivity
+from dpclaims.property_tests.strategies import dpsep_step_examples
+lik = Probit()
+{extra}
+r = check_sensitivity(dpsep_step_examples("classification", "as-printed"),
+                      lambda ex: ex.distance(lik) / ex.params.claimed_sensitivity(ex.n_records),
+                      1.0, max_examples=60, seed=0)
+print(json.dumps(r.to_dict(), sort_keys=True))
+'''
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="known limitation, documented in property_tests/sensitivity.py: check_sensitivity "
+           "is reproducible per entry point, not across calling scripts: hypothesis (6.170) "
+           "mixes literal constants harvested from every local module in sys.modules "
+           "(hypothesis.internal.conjecture.providers._get_local_constants) into its draws, "
+           "so an unrelated constant in the caller's script changes the result for the same "
+           "seed (DESIGN: same seed, same JSON)")
+def test_same_seed_same_json_whatever_the_calling_script(tmp_path):
+    import subprocess
+    import sys
+
+    outputs = []
+    for extra in ("", "UNRELATED = (0.3125, 7.25, 2.5, 1234.5, 0.001953125, 33)"):
+        script = tmp_path / f"run_{len(outputs)}.py"
+        script.write_text(_SCRIPT.format(extra=extra))
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              cwd=tmp_path, check=True, timeout=120)
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1]

@@ -262,7 +262,11 @@ def run_sep(
         )
     theta_f = np.zeros((n_trials, p))
     if theta_f_init is not None:
-        theta_f = theta_f + check_finite_array(theta_f_init, "theta_f_init")
+        init = check_finite_array(theta_f_init, "theta_f_init")
+        if init.shape not in ((p,), (n_trials, p)):
+            raise ValueError(f"theta_f_init must have shape ({p},) or ({n_trials}, {p}), "
+                             f"got {init.shape}")
+        theta_f = theta_f + init
     gamma = check_positive(damping, "damping") if params is None else params.damping
     noise_std = 0.0 if params is None else params.noise_std(n_records)
     pd_floor = None if params is None else params.pd_floor

@@ -41,6 +41,8 @@ def natural_dim(d: int) -> int:
 
 def dim_from_natural(p: int) -> int:
     """Invert :func:`natural_dim`; raise ValueError if ``p`` is not of that form."""
+    if p < 2:
+        raise ValueError(f"{p} is not d + d(d+1)/2 for any integer d >= 1")
     d = int((np.sqrt(8 * p + 9) - 3) / 2)
     for cand in (d - 1, d, d + 1):
         if cand >= 1 and natural_dim(cand) == p:
@@ -155,7 +157,7 @@ def nearest_positive_definite(matrix: np.ndarray, floor: float) -> np.ndarray:
     ``floor`` is an argument. Raises ValueError for floor <= 0.
     """
     floor = check_positive(floor, "floor")
-    matrix = np.asarray(matrix, dtype=float)
+    matrix = check_finite_array(matrix, "matrix")
     sym = 0.5 * (matrix + np.swapaxes(matrix, -1, -2))
     vals, vecs = np.linalg.eigh(sym)
     vals = np.maximum(vals, floor)

@@ -219,11 +219,11 @@ def audit_samples(
     """
     x0 = check_finite_array(outputs0, "outputs0")
     x1 = check_finite_array(outputs1, "outputs1")
-    x0 = x0.reshape(len(x0), -1)
-    x1 = x1.reshape(len(x1), -1)
     if x0.shape != x1.shape:
         raise ValueError(f"outputs0 {x0.shape} and outputs1 {x1.shape} must have equal shapes")
-    n = check_count(x0.shape[0], "number of outputs", minimum=4)
+    n = check_count(x0.shape[0] if x0.ndim else 0, "number of outputs", minimum=4)
+    x0 = x0.reshape(n, -1)
+    x1 = x1.reshape(n, -1)
     delta = check_delta(delta)
     alpha = check_probability(alpha, "alpha")
     rng = np.random.default_rng(seed)

@@ -6,6 +6,12 @@ a pair violating it with hypothesis (guided by ``hypothesis.target`` towards lar
 ratios) and reports the largest ratio ||F(D) - F(D')|| / Delta it saw and, on a
 violation, the counterexample hypothesis shrank.
 
+Reproducibility: the same seed gives the same search from the same entry point
+(e.g. two runs of ``dpclaims audit``). hypothesis (6.17x) also mixes literal
+constants harvested from the caller's own local modules into its draws, so the
+same seed called from a different script can explore different examples; the
+verdict's evidence records the seed and the example count.
+
 Only floating-point rounding is forgiven. A query like DP-SEP's theta_new is a
 large vector (norm ~ N C) whose neighbouring difference is tiny (~ C / N), so the
 difference of two computed values carries an absolute rounding error of order
