@@ -46,7 +46,7 @@ def main():
                    "embedded statsmodels data sets are used.")
 def audit(paper, budget, seed, out_dir, data_dir):
     """Check a paper's claims and write a report with a verdict for each."""
-    from dpclaims.reports.dpsep import run_dpsep_audit
+    from dpclaims.reports.dpsep import InputError, run_dpsep_audit
     from dpclaims.reports.render import write_report
 
     console = Console(stderr=True)
@@ -66,7 +66,7 @@ def audit(paper, budget, seed, out_dir, data_dir):
         try:
             verdicts, sections, meta, timings = run_dpsep_audit(budget, seed, out_dir,
                                                                 data_dir, tick)
-        except (ValueError, FileNotFoundError) as exc:
+        except InputError as exc:
             raise click.UsageError(str(exc)) from exc
         progress.update(task, description="writing report")
     run_info = {

@@ -85,6 +85,10 @@ CLAIMS = {
 }
 
 
+class InputError(ValueError):
+    """Bad user input (budget name, data folder or data file): the CLI exits 2 on it."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """How hard each check works. ``quick`` finishes in minutes on 2 cores."""
@@ -594,16 +598,20 @@ def run_dpsep_audit(budget_name: str, seed: int, out_dir, data_dir=None, progres
     ``meta`` is determined by the seed; ``timings`` (seconds per check) is not.
 
     ``progress(step_name)`` is called before each check (for the CLI's progress bar).
-    Raises FileNotFoundError if ``data_dir`` is given but missing.
+    Raises InputError (a ValueError) for an unknown budget, or a missing or malformed
+    data folder or file; any other exception is a bug, not bad input.
     """
     if budget_name not in BUDGETS:
-        raise ValueError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")
+        raise InputError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")
     budget = BUDGETS[budget_name]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tick = progress or (lambda name: None)
     timings = {}
-    probit_data, linear_data = load_inputs(data_dir)
+    try:
+        probit_data, linear_data = load_inputs(data_dir)
+    except (ValueError, FileNotFoundError) as exc:
+        raise InputError(str(exc)) from exc
     verdicts, sections = [], []
 
     def timed(name, fn):
