@@ -1,8 +1,10 @@
-"""Command line: ``dpclaims audit`` (a thin layer over :mod:`dpclaims.reports`).
+"""Command line: ``dpclaims audit`` and ``dpclaims check-variant`` (a thin layer over
+:mod:`dpclaims.reports`).
 
 Exit codes of ``audit``: 0 when it ran and wrote its report (a refuted claim is a
 finding about a paper, not a failure of the run); 2 on bad input, with the reason
-on stderr.
+on stderr. ``check-variant``: 0 when no claim of the variant is refuted, 1 when
+one is, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -78,7 +80,12 @@ def audit(paper, budget, seed, out_dir, data_dir):
     }
     paths = write_report(out_dir, title=f"dpclaims audit: {paper}", meta=meta,
                          verdicts=verdicts, sections=sections, run_info=run_info)
-    table = Table(title=f"{paper}: claims and verdicts (seed {seed}, budget {budget})")
+    _print_summary(f"{paper}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
+                   paths)
+
+
+def _print_summary(title, verdicts, paths, sentences: bool = False):
+    table = Table(title=title)
     for col in ("claim", "reading", "verdict", "certificate"):
         table.add_column(col)
     for v in verdicts:
@@ -86,8 +93,64 @@ def audit(paper, budget, seed, out_dir, data_dir):
                       "yes" if v.certificate else "no")
     out = Console()
     out.print(table)
+    if sentences:
+        for v in verdicts:
+            out.print(f"[bold]{v.claim.id}[/]: {v.sentence}")
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")
+
+
+@main.command("check-variant")
+@click.argument("spec", metavar="FILE.py:OBJECT")
+@click.option("--n-trials", type=int, default=200_000, show_default=True,
+              help="Audit trials per dataset of each neighbouring pair.")
+@click.option("--max-examples", type=int, default=300, show_default=True,
+              help="Hypothesis examples for the property test of the sensitivity.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Significance of the audit (split over its pairs).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Root seed: the same seed gives the same results.json.")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Processes for the audit's trial blocks (results do not depend on it).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports/variant"), show_default=True,
+              help="Folder for results.json, report.md and report.html.")
+def check_variant(spec, n_trials, max_examples, alpha, seed, workers, out_dir):
+    """Check a mechanism FILE.py:OBJECT (or a factory returning one): property test of its
+    sensitivity, accounting of its dp_event, empirical audit. Exit 1 if a claim is refuted."""
+    from dpclaims.reports.claims import InputError
+    from dpclaims.reports.render import write_report
+    from dpclaims.reports.variant import VariantBudget, check_variant, load_variant
+
+    if seed < 0:
+        raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
+    t0 = time.perf_counter()
+    try:
+        budget = VariantBudget(n_trials=n_trials, max_examples=max_examples, alpha=alpha,
+                               workers=workers)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        task = progress.add_task("loading", total=None)
+        try:
+            mech = load_variant(spec)
+            verdicts, sections, meta = check_variant(
+                mech, budget, seed, lambda name: progress.update(task, description=name))
+        except InputError as exc:
+            raise click.UsageError(str(exc)) from exc
+        progress.update(task, description="writing report")
+    meta["variant"] = spec
+    run_info = {"command": " ".join(["dpclaims"] + sys.argv[1:]), "dpclaims": __version__,
+                "python": platform.python_version(), "workers": workers,
+                "total seconds": round(time.perf_counter() - t0, 1)}
+    paths = write_report(out_dir, title=f"dpclaims check-variant: {mech.name}", meta=meta,
+                         verdicts=verdicts, sections=sections, run_info=run_info)
+    _print_summary(f"{mech.name}: claims and verdicts (seed {seed})", verdicts, paths,
+                   sentences=True)
+    if any(v.verdict == "refuted" for v in verdicts):
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -437,8 +437,8 @@ class AccountingResult:
         should never appear here.
     """
 
-    noise_multiplier: float
-    sampling: Sampling
+    noise_multiplier: float | None
+    sampling: Sampling | None
     relation: str
     delta: float
     event: str
@@ -485,7 +485,8 @@ class AccountingResult:
         """JSON-able dict; non-finite floats become the strings "inf" / "-inf" / "nan"."""
         return {
             "noise_multiplier": self.noise_multiplier,
-            "sampling": {k: _json_value(v) for k, v in self.sampling.to_dict().items()},
+            "sampling": None if self.sampling is None else
+            {k: _json_value(v) for k, v in self.sampling.to_dict().items()},
             "relation": self.relation,
             "delta": self.delta,
             "event": self.event,
@@ -599,11 +600,58 @@ def account(
     0.41
     """
     sigma = check_positive(noise_multiplier, "noise_multiplier")
+    event = dp_event_for(sigma, sampling)
+    rows = account_event(event, delta, relation, rtol=rtol,
+                         pld_initial_interval=pld_initial_interval,
+                         pld_max_refinements=pld_max_refinements, pld_rtol=pld_rtol).rows
+    delta = check_delta(delta)
+    note = (
+        f"{sampling.describe(relation)} Noise multiplier sigma = {sigma:g} is relative to "
+        f"the L2 sensitivity of the un-sampled query under {relation} (for sums clipped to "
+        "norm C: C under add-remove, 2C under replace-one)."
+    )
+    return AccountingResult(
+        noise_multiplier=sigma,
+        sampling=sampling,
+        relation=relation,
+        delta=delta,
+        event=repr(event),
+        note=note,
+        rows=tuple(rows),
+        rtol=rtol,
+    )
+
+
+def account_event(
+    event: dp_accounting.DpEvent,
+    delta: float,
+    relation: str = "replace-one",
+    *,
+    rtol: float = 0.05,
+    pld_initial_interval: float = 1e-3,
+    pld_max_refinements: int = 6,
+    pld_rtol: float = 0.01,
+) -> AccountingResult:
+    """Epsilon of any ``dp_accounting.DpEvent`` by every accountant, side by side.
+
+    The event is taken as given (e.g. a mechanism's claimed ``dp_event``): noise
+    multipliers relative to the sensitivity under ``relation`` (module notes).
+    Rows and tolerances as in :func:`account`; ``noise_multiplier`` and
+    ``sampling`` of the result are None.
+
+    Raises
+    ------
+    TypeError
+        ``event`` is not a ``dp_accounting.DpEvent``.
+    ValueError
+        delta outside [0, 1), an unknown relation, bad tolerances.
+    """
+    if not isinstance(event, dp_accounting.DpEvent):
+        raise TypeError(f"event must be a dp_accounting.DpEvent, got {event!r}")
     delta = check_delta(delta)
     _check_relation(relation)
     rtol = check_positive(rtol, "rtol")
     refinement = _check_refinement(pld_initial_interval, pld_max_refinements, pld_rtol)
-    event = dp_event_for(sigma, sampling)
 
     rows = []
     rdp_reason = ""
@@ -631,18 +679,13 @@ def account(
     rows.append(_moments_row(rdp_accountant, rdp_reason, delta))
     rows.append(_analytic_row(event, delta))
 
-    note = (
-        f"{sampling.describe(relation)} Noise multiplier sigma = {sigma:g} is relative to "
-        f"the L2 sensitivity of the un-sampled query under {relation} (for sums clipped to "
-        "norm C: C under add-remove, 2C under replace-one)."
-    )
     return AccountingResult(
-        noise_multiplier=sigma,
-        sampling=sampling,
+        noise_multiplier=None,
+        sampling=None,
         relation=relation,
         delta=delta,
         event=repr(event),
-        note=note,
+        note=f"The DpEvent {event!r} as given, under {relation}.",
         rows=tuple(rows),
         rtol=rtol,
     )

@@ -1,52 +1,90 @@
-"""Empirical privacy audits: certified epsilon lower bounds from a distinguishing attack.
+"""The audit engine: certified epsilon lower bounds for any mechanism, and estimates.
 
-The statistics (Jagielski et al. 2020; Nasr et al. 2021; Kairouz et al. 2015)
------------------------------------------------------------------------------
+The certificate (Kairouz, Oh, Viswanath 2015; Jagielski, Ullman, Oprea 2020;
+Nasr et al. 2021)
+----------------------------------------------------------------------------
 A mechanism M is (epsilon, delta)-DP only if every test of H0: "the output came
 from D0" against H1: "from D1" has false-positive rate FPR and false-negative
 rate FNR with
 
     FPR + e^epsilon FNR >= 1 - delta   and   FNR + e^epsilon FPR >= 1 - delta.
 
-Given one-sided Clopper-Pearson upper bounds FPR_u, FNR_u, each at level alpha/2
-(Bonferroni: both hold together with probability >= 1 - alpha), the certificate is
+Given one-sided Clopper-Pearson upper bounds FPR_u, FNR_u, each at level a/2
+(Bonferroni: both hold together with probability >= 1 - a), the certificate is
 
     epsilon_lb = max(0, log((1 - delta - FNR_u) / FPR_u), log((1 - delta - FPR_u) / FNR_u)),
 
-which is <= the true epsilon with probability >= 1 - alpha whatever the mechanism.
+which is <= the true epsilon with probability >= 1 - a whatever the mechanism,
+provided the test (score and threshold) was fixed without looking at the counts
+it is evaluated on. One significance budget ``alpha`` per audit: a = alpha for
+one threshold, a = alpha / k for each of k thresholds (Bonferroni).
 
-Threshold strategy "split": half of each sample (the training split) fits the score
-(a linear projection, the likelihood-ratio statistic for Gaussian noise of equal
-isotropic covariance: w = mean_1 - mean_0 of the training outputs) and chooses the
-threshold that maximises the training-split bound; the other half, never used for
-those choices, gives the counts the certificate rests on. One significance budget
-alpha per audit.
+Threshold strategies (explicit types, as in jax_privacy's auditing module)
+--------------------------------------------------------------------------
+:class:`SplitThreshold`: a training split of the trials fits the score (when
+none is given) and chooses the threshold; the held-out rest gives the counts.
+:class:`BonferroniThresholds`: k thresholds stated before the held-out counts
+are seen (given, or chosen on the training split), alpha / k each.
+:class:`ExplicitThreshold`: one threshold given by the user.
+
+Estimates (can be wrong in either direction; never refute)
+----------------------------------------------------------
+``epsilon_gdp_estimate``: a Gaussian-DP mu fitted to the held-out trade-off
+curve (Dong, Roth, Su 2022: a mu-GDP test has FNR = Phi(Phi^-1(1 - FPR) - mu)),
+converted to epsilon at the claim's delta with the exact GDP conversion
+(dp_accounting's ``get_epsilon_gaussian(1/mu, delta)``).
+``epsilon_credible_lower``: a Bayesian one-sided credible bound at level 1 - alpha
+(Zanella-Beguelin et al., "Bayesian estimation of differential privacy", ICML
+2023): independent Jeffreys Beta posteriors for FPR and FNR at the certificate's
+threshold, pushed through the epsilon formula above by Monte Carlo.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
 
+import dp_accounting
 import numpy as np
+from scipy.stats import norm as _normal
+from scipy.stats import rankdata
 from statsmodels.stats.proportion import proportion_confint
 
-from dpclaims.analysis.validation import (
-    check_count,
-    check_delta,
-    check_finite_array,
-    check_probability,
+from dpclaims.analysis.validation import check_count, check_delta, check_probability
+from dpclaims.audits.mechanism import (
+    InvalidMechanismError,
+    NeighbouringPair,
+    PrivacyClaim,
+    draw_release,
+    validate_mechanism,
 )
+
+# --------------------------------------------------------------------------- statistics
 
 
 def clopper_pearson_upper(count, nobs, level_alpha: float) -> np.ndarray:
     """One-sided (1 - level_alpha) Clopper-Pearson upper bound on a binomial rate.
 
-    ``count`` and ``nobs`` broadcast; uses statsmodels' "beta" interval with
-    two-sided alpha = 2 * level_alpha (its upper end is the one-sided bound).
+    ``count`` and ``nobs`` broadcast (counts may be non-integer when projected);
+    statsmodels' "beta" interval at two-sided alpha = 2 level_alpha, whose upper
+    end is the one-sided bound.
     """
     _, upper = proportion_confint(np.asarray(count), np.asarray(nobs),
                                   alpha=2 * level_alpha, method="beta")
     return np.asarray(upper, dtype=float)
+
+
+def epsilon_from_rates(fpr, fnr, delta: float) -> np.ndarray:
+    """max(0, log((1-delta-FNR)/FPR), log((1-delta-FPR)/FNR)), elementwise (nats)."""
+    fpr, fnr = np.asarray(fpr, float), np.asarray(fnr, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log(np.clip(1 - delta - fnr, 0, None) / fpr)
+        b = np.log(np.clip(1 - delta - fpr, 0, None) / fnr)
+    return np.maximum(0.0, np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0))
 
 
 def epsilon_lower_bound(fp, n_negative, fn, n_positive, delta: float, alpha: float):
@@ -60,228 +98,602 @@ def epsilon_lower_bound(fp, n_negative, fn, n_positive, delta: float, alpha: flo
     delta : float
         The claim's delta, in [0, 1).
     alpha : float
-        Total significance, in (0, 1); alpha/2 per error rate.
+        Significance of this one bound, in (0, 1); alpha/2 per error rate.
 
     Returns
     -------
     float or ndarray
         epsilon_lb >= 0 (nats).
+
+    Raises
+    ------
+    ValueError
+        delta outside [0, 1) or alpha outside (0, 1).
     """
     delta = check_delta(delta)
     alpha = check_probability(alpha, "alpha")
     fpr_u = clopper_pearson_upper(fp, n_negative, alpha / 2)
     fnr_u = clopper_pearson_upper(fn, n_positive, alpha / 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.log(np.clip(1 - delta - fnr_u, 0, None) / fpr_u)
-        b = np.log(np.clip(1 - delta - fpr_u, 0, None) / fnr_u)
-    out = np.maximum(0.0, np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0))
+    out = epsilon_from_rates(fpr_u, fnr_u, delta)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def auroc(scores0, scores1) -> float:
+    """Area under the ROC curve of "guess D1 when the score is high".
+
+    P(score1 > score0) + P(tie) / 2, by ranks (Mann-Whitney U / (n0 n1)).
+    """
+    ranks = rankdata(np.concatenate([scores0, scores1]))
+    n0, n1 = len(scores0), len(scores1)
+    return float((ranks[n0:].sum() - n1 * (n1 + 1) / 2) / (n0 * n1))
+
+
+def error_counts(sorted0: np.ndarray, sorted1: np.ndarray, thresholds) -> tuple:
+    """(fp, fn) of "guess D1 when score > t" for each t, from sorted scores."""
+    t = np.asarray(thresholds, float)
+    fp = len(sorted0) - np.searchsorted(sorted0, t, side="right")
+    fn = np.searchsorted(sorted1, t, side="right")
+    return fp, fn
+
+
+def tradeoff_curve(scores0, scores1, n_points: int = 101) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical trade-off points (FPR, FNR) at ``n_points`` quantiles of the pooled scores."""
+    s0, s1 = np.sort(scores0), np.sort(scores1)
+    t = np.quantile(np.concatenate([s0, s1]), np.linspace(0, 1, n_points))
+    t = np.concatenate([[-np.inf], t])
+    fp, fn = error_counts(s0, s1, t)
+    return fp / len(s0), fn / len(s1)
+
+
+def gdp_mu_estimate(scores0, scores1, min_count: int = 20,
+                    n_thresholds: int = 999) -> float | None:
+    """Gaussian-DP mu fitted to the empirical trade-off (an estimate).
+
+    At ``n_thresholds`` quantiles of the pooled scores, every threshold whose
+    four counts (fp, tn, fn, tp) are all >= ``min_count`` gives
+    mu_t = Phi^-1(1 - FPR_t) - Phi^-1(FNR_t), exact for a mu-GDP trade-off
+    (Dong, Roth, Su 2022, Def. 2.7); the estimate is their median. None when no
+    threshold qualifies (e.g. perfect separation).
+    """
+    s0, s1 = np.sort(scores0), np.sort(scores1)
+    n0, n1 = len(s0), len(s1)
+    t = np.unique(np.quantile(np.concatenate([s0, s1]), np.linspace(0, 1, n_thresholds + 2)[1:-1]))
+    fp, fn = error_counts(s0, s1, t)
+    ok = (fp >= min_count) & (n0 - fp >= min_count) & (fn >= min_count) & (n1 - fn >= min_count)
+    if not ok.any():
+        return None
+    mu = _normal.isf(fp[ok] / n0) - _normal.ppf(fn[ok] / n1)
+    return float(max(0.0, np.median(mu)))
+
+
+def epsilon_from_gdp(mu: float | None, delta: float) -> float | None:
+    """Epsilon of a mu-GDP mechanism at ``delta`` (exact; Dong, Roth, Su 2022, Cor. 2.13)."""
+    if mu is None:
+        return None
+    if mu <= 0:
+        return 0.0
+    if delta == 0:
+        return math.inf
+    return float(dp_accounting.get_epsilon_gaussian(1.0 / mu, delta))
+
+
+def credible_lower_bound(fp: int, n0: int, fn: int, n1: int, *, delta: float, level: float,
+                         n_samples: int, rng: np.random.Generator) -> float:
+    """Bayesian one-sided credible lower bound on epsilon at ``level`` (an estimate).
+
+    FPR ~ Beta(fp + 1/2, n0 - fp + 1/2) and FNR ~ Beta(fn + 1/2, n1 - fn + 1/2)
+    (Jeffreys prior, independent), epsilon(FPR, FNR) as in the certificate, the
+    (1 - level)-quantile of ``n_samples`` posterior draws. After Zanella-Beguelin
+    et al. (ICML 2023), who integrate the same joint posterior numerically.
+    """
+    fpr = rng.beta(fp + 0.5, n0 - fp + 0.5, n_samples)
+    fnr = rng.beta(fn + 0.5, n1 - fn + 0.5, n_samples)
+    return float(np.quantile(epsilon_from_rates(fpr, fnr, delta), 1 - level))
+
+
+# --------------------------------------------------------------------------- strategies
+
+
+def _check_fraction(value: float) -> float:
+    return check_probability(value, "train_fraction")
+
+
+@dataclass(frozen=True)
+class SplitThreshold:
+    """Choose the threshold on a training split; certify on the held-out rest.
+
+    ``train_fraction`` of the trials on each dataset (default 0.2) fit the score
+    (if none is given) and choose the threshold that maximises the certificate
+    projected to the held-out size (training error rates times the held-out
+    counts, a smooth stand-in for the unseen counts); the held-out trials give
+    the counts, at significance alpha.
+    """
+
+    train_fraction: float = 0.2
+
+    def __post_init__(self):
+        object.__setattr__(self, "train_fraction", _check_fraction(self.train_fraction))
+
+    def describe(self) -> str:
+        return (f"split: {self.train_fraction:.0%} of the trials per dataset train the score and "
+                f"choose the threshold; the other {1 - self.train_fraction:.0%} are held out "
+                "for the certificate (significance alpha at one threshold)")
+
+
+@dataclass(frozen=True)
+class BonferroniThresholds:
+    """Certify at each of k thresholds with alpha / k each; report the largest bound.
+
+    ``grid``: the k thresholds, stated in advance (score units). Without a grid,
+    the k = ``size`` thresholds with the largest projected bound on the training
+    split (``train_fraction`` of the trials) are used. With a given ``score`` and
+    a given ``grid`` no trials are spent on training.
+    """
+
+    grid: tuple | None = None
+    size: int = 16
+    train_fraction: float = 0.2
+
+    def __post_init__(self):
+        if self.grid is not None:
+            g = np.asarray(self.grid, dtype=float).ravel()
+            if g.size == 0 or not np.all(np.isfinite(g)):
+                raise ValueError(f"Bonferroni grid must be a non-empty list of finite "
+                                 f"thresholds, got {self.grid!r}")
+            object.__setattr__(self, "grid", tuple(float(v) for v in np.unique(g)))
+        check_count(self.size, "Bonferroni grid size")
+        object.__setattr__(self, "train_fraction", _check_fraction(self.train_fraction))
+
+    def describe(self) -> str:
+        if self.grid is not None:
+            return (f"Bonferroni over a stated grid of {len(self.grid)} thresholds "
+                    f"(alpha/{len(self.grid)} each)")
+        return (f"Bonferroni over the {self.size} best thresholds of a {self.train_fraction:.0%} "
+                f"training split (alpha/{self.size} each on the held-out rest)")
+
+
+@dataclass(frozen=True)
+class ExplicitThreshold:
+    """One threshold given in advance (score units): "guess D1 when score > threshold"."""
+
+    threshold: float
+    train_fraction: float = 0.2
+
+    def __post_init__(self):
+        t = float(self.threshold)
+        if not math.isfinite(t):
+            raise ValueError(f"explicit threshold must be finite, got {self.threshold!r}")
+        object.__setattr__(self, "threshold", t)
+        object.__setattr__(self, "train_fraction", _check_fraction(self.train_fraction))
+
+    def describe(self) -> str:
+        return f"explicit threshold {self.threshold:.6g} (significance alpha at one threshold)"
+
+
+ThresholdStrategy = SplitThreshold | BonferroniThresholds | ExplicitThreshold
+
+
+def as_threshold_strategy(threshold) -> ThresholdStrategy:
+    """"split" / "bonferroni" / a number / a strategy instance -> a strategy instance."""
+    if isinstance(threshold, (SplitThreshold, BonferroniThresholds, ExplicitThreshold)):
+        return threshold
+    if threshold == "split":
+        return SplitThreshold()
+    if threshold == "bonferroni":
+        return BonferroniThresholds()
+    if isinstance(threshold, (int, float, np.floating)) and not isinstance(threshold, bool):
+        return ExplicitThreshold(float(threshold))
+    raise ValueError(f"threshold must be 'split', 'bonferroni', a number or a threshold "
+                     f"strategy, got {threshold!r}")
+
+
+# --------------------------------------------------------------------------- result
 
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of :func:`audit_samples`.
+    """The outcome of :func:`audit`.
 
     Attributes
     ----------
+    mechanism : str
+        The mechanism's name.
+    claim : PrivacyClaim
+    pair : dict
+        The neighbouring pair's description (:meth:`NeighbouringPair.to_dict`).
     epsilon_lower_bound : float
-        The certificate (holds with probability >= 1 - alpha).
-    claimed_epsilon, delta, alpha : float
+        The certificate: <= the true epsilon with probability >= 1 - alpha.
     refutes_claim : bool
-        True only when the certificate exceeds ``claimed_epsilon``.
-    n_trials : int
-        Outputs per dataset (both splits).
-    threshold : float
-        Chosen on the training split.
-    false_positives, false_negatives, n_held_out : int
-        Held-out counts behind the certificate.
-    fpr_upper, fnr_upper : float
-        Their Clopper-Pearson upper bounds (alpha/2 each).
+        True only when the certificate exceeds ``claim.epsilon``.
+    epsilon_gdp_estimate, gdp_mu_estimate : float or None
+        Estimate: GDP mu fitted to the held-out trade-off, and its epsilon at
+        ``claim.delta`` (None where no threshold has enough errors to fit).
+    epsilon_credible_lower : float
+        Estimate: Bayesian credible lower bound at level 1 - alpha.
     auroc : float
-        Held-out area under the attack's ROC curve (an estimate).
+        Held-out AUROC of the attack (estimate).
+    tradeoff_fpr, tradeoff_fnr : tuple of float
+        Empirical trade-off points on the held-out scores.
     threshold_strategy : str
+        Its description.
+    threshold : float
+        The threshold the certificate rests on (the best one under Bonferroni).
+    n_thresholds : int
+        Thresholds certified (Bonferroni k; 1 otherwise).
+    score : str
+        Which score was used.
+    n_trials, n_train, n_held_out : int
+        Outputs per dataset: all, spent on training, behind the certificate.
+    false_positives, false_negatives : int
+        Held-out counts at ``threshold``.
+    fpr_upper, fnr_upper : float
+        Their Clopper-Pearson upper bounds (alpha / (2k) each).
+    alpha : float
     seed : int
+    held_out_scores : (ndarray, ndarray)
+        The held-out scores on D0 and D1 (for figures; not in :meth:`to_dict`).
     """
 
+    mechanism: str
+    claim: PrivacyClaim
+    pair: dict
     epsilon_lower_bound: float
-    claimed_epsilon: float | None
-    delta: float
-    alpha: float
     refutes_claim: bool
-    n_trials: int
+    epsilon_gdp_estimate: float | None
+    gdp_mu_estimate: float | None
+    epsilon_credible_lower: float
+    auroc: float
+    tradeoff_fpr: tuple
+    tradeoff_fnr: tuple
+    threshold_strategy: str
     threshold: float
+    n_thresholds: int
+    score: str
+    n_trials: int
+    n_train: int
+    n_held_out: int
     false_positives: int
     false_negatives: int
-    n_held_out: int
     fpr_upper: float
     fnr_upper: float
-    auroc: float
-    threshold_strategy: str
+    alpha: float
     seed: int
+    held_out_scores: tuple = field(default=(), repr=False, compare=False)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    @property
+    def claimed_epsilon(self) -> float:
+        return self.claim.epsilon
+
+    @property
+    def delta(self) -> float:
+        return self.claim.delta
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "held_out_scores"}
+        out["claim"] = self.claim.to_dict()
+        out["tradeoff_fpr"] = [round(float(v), 6) for v in self.tradeoff_fpr]
+        out["tradeoff_fnr"] = [round(float(v), 6) for v in self.tradeoff_fnr]
+        return out
 
 
-def fit_attack(train0, train1, delta: float, alpha: float) -> tuple[np.ndarray, float]:
-    """Fit the linear score and choose the threshold on training outputs only.
+# --------------------------------------------------------------------------- blocks
 
-    Parameters
-    ----------
-    train0, train1 : array (m, k)
-        Training outputs on D0 and D1 (never reused for the certificate).
+_WORKER: dict = {}
 
-    Returns
-    -------
-    (w (k,), threshold)
-        Score s(o) = o @ w with w = mean(train1) - mean(train0) (the likelihood
-        ratio statistic for equal isotropic Gaussian noise); the threshold maximises
-        the training-split certificate. "Guess D1" when s > threshold.
+
+def _init_worker(mechanism, datasets, score) -> None:
+    _WORKER.update(mechanism=mechanism, datasets=datasets, score=score)
+
+
+def _run_in_worker(task):
+    return _block(_WORKER["mechanism"], _WORKER["datasets"], _WORKER["score"], *task)
+
+
+def _block(mechanism, datasets, score, which: int, n: int, seed: int, key: tuple, w):
+    """One block: n outputs on dataset ``which`` with seed (seed, spawn_key=key).
+
+    Returns raw outputs (n, k) when neither a fitted direction ``w`` nor a user
+    ``score`` is set (training for the default score), else scores (n,).
     """
-    w = train1.mean(axis=0) - train0.mean(axis=0)
-    if not np.any(w):
-        w = np.ones_like(w)
-    sorted0, sorted1 = np.sort(train0 @ w), np.sort(train1 @ w)
-    m0, m1 = len(sorted0), len(sorted1)
-    cands = np.unique(np.concatenate([sorted0, sorted1]))
-    if cands.size > 4000:
-        cands = cands[np.linspace(0, cands.size - 1, 4000).astype(int)]
-    fp = m0 - np.searchsorted(sorted0, cands, side="right")
-    fn = np.searchsorted(sorted1, cands, side="right")
-    bounds = epsilon_lower_bound(fp, m0, fn, m1, delta, alpha)
-    return w, float(cands[int(np.argmax(bounds))])
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+    out = draw_release(mechanism, datasets[which], rng, n)
+    if score is None and w is None:
+        return out
+    return _apply_score(out, w, score, mechanism.name)
 
 
-def certify(scores0, scores1, threshold: float, *, delta: float, alpha: float,
-            claimed_epsilon: float | None, n_trials: int, seed: int,
-            threshold_strategy: str) -> AuditResult:
-    """The certificate from held-out scores (n0,), (n1,) at a fixed threshold."""
-    n0, n1 = len(scores0), len(scores1)
-    fp = int(np.sum(scores0 > threshold))
-    fn = int(np.sum(scores1 <= threshold))
-    eps_lb = float(epsilon_lower_bound(fp, n0, fn, n1, delta, alpha))
-    return AuditResult(
-        epsilon_lower_bound=eps_lb,
-        claimed_epsilon=claimed_epsilon,
-        delta=delta,
-        alpha=alpha,
-        refutes_claim=bool(claimed_epsilon is not None and eps_lb > claimed_epsilon),
-        n_trials=n_trials,
-        threshold=float(threshold),
-        false_positives=fp,
-        false_negatives=fn,
-        n_held_out=min(n0, n1),
-        fpr_upper=float(clopper_pearson_upper(fp, n0, alpha / 2)),
-        fnr_upper=float(clopper_pearson_upper(fn, n1, alpha / 2)),
-        auroc=_auroc(scores0, scores1),
-        threshold_strategy=threshold_strategy,
-        seed=seed,
-    )
+def _apply_score(outputs, w, score, name):
+    if score is not None:
+        s = np.asarray(score(outputs), dtype=float)
+        if s.shape != (outputs.shape[0],) or not np.all(np.isfinite(s)):
+            raise InvalidMechanismError(f"score must map outputs (n, ...) of {name!r} to n finite "
+                                        f"reals, got shape {s.shape}")
+        return s
+    return outputs @ w
 
 
-SPLIT = "split (50% train: score direction and threshold; 50% held out for the certificate)"
+def _run_blocks(tasks, mechanism, datasets, score, seed, workers, client, pool):
+    """Run block tasks [(which, n, key, w)] in order; the results do not depend on how."""
+    if client is not None:  # mechanism and datasets: futures scattered once by audit()
+        futures = [client.submit(_block, mechanism, datasets, score, which, n, seed, key, w,
+                                 pure=False) for which, n, key, w in tasks]
+        return client.gather(futures)
+    if pool is not None:
+        return list(pool.map(_run_in_worker, [(which, n, seed, key, w)
+                                              for which, n, key, w in tasks]))
+    return [_block(mechanism, datasets, score, which, n, seed, key, w)
+            for which, n, key, w in tasks]
 
 
-def audit_samples(
-    outputs0,
-    outputs1,
-    *,
-    delta: float,
-    alpha: float = 0.05,
-    claimed_epsilon: float | None = None,
-    seed: int = 0,
-) -> tuple[AuditResult, dict]:
-    """Certify an epsilon lower bound from outputs of a mechanism on D0 and on D1.
+def _block_tasks(which, phase, total, block_size, w):
+    return [(which, min(block_size, total - start), (which, phase, b), w)
+            for b, start in enumerate(range(0, total, block_size))]
+
+
+def _fit_linear_score(train0, train1) -> np.ndarray:
+    """w = (S + lambda I)^-1 (mean1 - mean0): Fisher's discriminant.
+
+    The log-likelihood-ratio statistic for Gaussian outputs of equal covariance
+    S (pooled training covariance, ridge lambda = 1e-6 tr(S)/k for stability).
+    """
+    diff = train1.mean(axis=0) - train0.mean(axis=0)
+    k = diff.size
+    if len(train0) + len(train1) <= k + 2:
+        w = diff
+    else:
+        cov = np.atleast_2d((np.cov(train0, rowvar=False) + np.cov(train1, rowvar=False)) / 2)
+        ridge = 1e-6 * max(np.trace(cov) / k, 1e-300)
+        w = np.linalg.solve(cov + ridge * np.eye(k), diff)
+    if not np.any(w) or not np.all(np.isfinite(w)):
+        w = np.ones(k)
+    return w
+
+
+def _candidates(s0, s1, max_candidates=6000) -> np.ndarray:
+    """Thresholds at the training scores: every extreme order statistic, the middle thinned."""
+    cands = np.unique(np.concatenate([s0, s1]))
+    if cands.size > max_candidates:
+        edge = max_candidates // 4
+        mid = np.linspace(edge, cands.size - edge - 1, max_candidates - 2 * edge).astype(int)
+        cands = cands[np.unique(np.concatenate([np.arange(edge), mid,
+                                                np.arange(cands.size - edge, cands.size)]))]
+    return cands
+
+
+def _projected(fpr, fnr, n_ho, delta, alpha_each) -> np.ndarray:
+    return np.atleast_1d(epsilon_lower_bound(fpr * n_ho, n_ho, fnr * n_ho, n_ho, delta,
+                                             alpha_each))
+
+
+def _propose(s0, s1, n_ho, delta, alpha_each, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Thresholds ranked by the certificate projected to the held-out size n_ho.
+
+    ``empirical``: training error rates at their one-sided 84 % Clopper-Pearson
+    upper bound (one standard error of pessimism against the winner's curse of
+    picking the best of many noisy candidates). ``normal``: rates from a normal
+    fit to each sample's scores (smooth; exact for Gaussian mechanisms).
+    """
+    s0, s1 = np.sort(s0), np.sort(s1)
+    cands = _candidates(s0, s1)
+    if method == "normal":
+        sd0, sd1 = max(s0.std(), 1e-300), max(s1.std(), 1e-300)
+        fpr = _normal.sf((cands - s0.mean()) / sd0)
+        fnr = _normal.cdf((cands - s1.mean()) / sd1)
+    else:
+        fp, fn = error_counts(s0, s1, cands)
+        fpr = clopper_pearson_upper(fp, len(s0), 0.16)
+        fnr = clopper_pearson_upper(fn, len(s1), 0.16)
+    bounds = _projected(fpr, fnr, n_ho, delta, alpha_each)
+    order = np.argsort(-bounds, kind="stable")
+    return cands[order], bounds[order]
+
+
+def choose_thresholds(train0, train1, n_ho: int, delta: float, alpha_each: float,
+                      k: int = 1) -> tuple[np.ndarray, str]:
+    """Choose k thresholds from training scores only (never the held-out ones).
+
+    Two proposals are made on the first half of each training sample (the
+    ``empirical`` and ``normal`` rankings of :func:`_propose`), their top
+    k thresholds are scored on the second half (empirical rates at their 84 %
+    upper bound, projected to n_ho; ties go to ``normal``), and the winner's
+    thresholds are returned. Fewer than 4 training outputs: the empirical
+    ranking on all of them.
+
+    Returns (thresholds (k,), method name).
+    """
+    h0, h1 = len(train0) // 2, len(train1) // 2
+    if h0 < 2 or h1 < 2:
+        t, _ = _propose(train0, train1, n_ho, delta, alpha_each, "empirical")
+        return np.sort(t[:k]), "empirical"
+    v0, v1 = np.sort(train0[h0:]), np.sort(train1[h1:])
+    proposals, score = {}, {}
+    for m in ("normal", "empirical"):
+        t, _ = _propose(train0[:h0], train1[:h1], n_ho, delta, alpha_each, m)
+        proposals[m] = np.sort(t[:k])
+        fp, fn = error_counts(v0, v1, proposals[m])
+        fpr = clopper_pearson_upper(fp, len(v0), 0.16)
+        fnr = clopper_pearson_upper(fn, len(v1), 0.16)
+        score[m] = float(np.max(_projected(fpr, fnr, n_ho, delta, alpha_each)))
+    method = "empirical" if score["empirical"] > score["normal"] else "normal"
+    return proposals[method], method
+
+
+# --------------------------------------------------------------------------- audit
+
+
+def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
+          threshold="split", score: Callable | None = None, seed: int = 0,
+          workers: int = 1, *, client=None, block_size: int = 65_536,
+          posterior_samples: int = 100_000) -> AuditResult:
+    """Audit ``mechanism``'s claim on ``pair``: a certified epsilon lower bound and estimates.
 
     Parameters
     ----------
-    outputs0, outputs1 : array (n, ...)
-        n independent outputs on each dataset (flattened to (n, k)).
-    delta : float
-        The claim's delta.
-    alpha : float
-        Significance of the certificate.
-    claimed_epsilon : float, optional
-        If given, ``refutes_claim`` compares the certificate with it.
+    mechanism : Mechanism
+        Follows :class:`~dpclaims.audits.mechanism.Mechanism`; its claim gives
+        delta and the relation.
+    pair : NeighbouringPair
+        Under the claim's relation.
+    n_trials : int
+        Outputs drawn per dataset (>= 2), generated in blocks of ``block_size``.
+    alpha : float, default 0.05
+        The audit's one significance budget, in (0, 1): the certificate holds with
+        probability >= 1 - alpha; the credible bound is at level 1 - alpha.
+    threshold : "split" | "bonferroni" | float | strategy, default "split"
+        See :class:`SplitThreshold`, :class:`BonferroniThresholds`,
+        :class:`ExplicitThreshold` (a float means an explicit threshold).
+    score : callable, optional
+        Maps outputs (n, k) to n reals ("guess D1" when high). Default: Fisher's
+        linear discriminant fitted on the training split (:func:`_fit_linear_score`).
     seed : int
-        Seeds the random train/held-out split.
+        Block b of dataset j in phase p (0 training, 1 held out) draws from
+        ``SeedSequence(seed, spawn_key=(j, p, b))``: the same seed (and block size)
+        gives the same result whatever ``workers`` or ``client``.
+    workers : int, default 1
+        Processes for the blocks (fork start method where available; elsewhere the
+        mechanism must be picklable).
+    client : dask.distributed.Client, optional
+        Run the blocks on a Dask cluster instead (mechanism and data are scattered
+        once); ``workers`` is then ignored.
+    block_size : int
+        Trials per block (memory is O(block_size x output size) per process).
+    posterior_samples : int
+        Monte Carlo draws for the credible bound.
 
     Returns
     -------
-    (AuditResult, dict)
-        The result and the held-out scores of both samples (for figures).
+    AuditResult
 
     Raises
     ------
+    InvalidMechanismError
+        ``mechanism`` is not a mechanism; a release of the wrong shape or with
+        non-finite values; a score of the wrong shape.
     ValueError
-        On non-finite outputs, mismatched shapes, fewer than 4 outputs, or bad
-        delta / alpha.
+        n_trials < 2, alpha outside (0, 1), a pair whose relation differs from the
+        claim's, an unknown threshold strategy, workers < 1.
     """
-    x0 = check_finite_array(outputs0, "outputs0")
-    x1 = check_finite_array(outputs1, "outputs1")
-    if x0.shape != x1.shape:
-        raise ValueError(f"outputs0 {x0.shape} and outputs1 {x1.shape} must have equal shapes")
-    n = check_count(x0.shape[0] if x0.ndim else 0, "number of outputs", minimum=4)
-    x0 = x0.reshape(n, -1)
-    x1 = x1.reshape(n, -1)
-    delta = check_delta(delta)
+    mechanism = validate_mechanism(mechanism)
+    claim: PrivacyClaim = mechanism.claim
+    if not isinstance(pair, NeighbouringPair):
+        raise TypeError(f"pair must be a NeighbouringPair, got {type(pair).__name__}")
+    if pair.relation != claim.relation:
+        raise ValueError(f"the pair is {pair.relation} but {mechanism.name!r} claims privacy "
+                         f"under {claim.relation}: audit it on a {claim.relation} pair")
+    n_trials = check_count(n_trials, "n_trials", minimum=2)
     alpha = check_probability(alpha, "alpha")
-    rng = np.random.default_rng(seed)
-    p0, p1 = rng.permutation(n), rng.permutation(n)
-    half = n // 2
-    w, threshold = fit_attack(x0[p0[:half]], x1[p1[:half]], delta, alpha)
-    s0, s1 = x0[p0[half:]] @ w, x1[p1[half:]] @ w
-    result = certify(s0, s1, threshold, delta=delta, alpha=alpha,
-                     claimed_epsilon=claimed_epsilon, n_trials=n, seed=seed,
-                     threshold_strategy=SPLIT)
-    return result, {"scores0": s0, "scores1": s1, "threshold": threshold}
-
-
-def audit_mechanism(release, data0, data1, n_trials: int, *, delta: float,
-                    alpha: float = 0.05, claimed_epsilon: float | None = None,
-                    seed: int = 0, block_size: int = 50_000) -> tuple[AuditResult, dict]:
-    """Audit ``release(data, rng, n) -> (n, ...)`` on a neighbouring pair, in blocks.
-
-    Half of the ``n_trials`` outputs per dataset train the attack (:func:`fit_attack`);
-    the other half are generated block by block and reduced to scores at once, so
-    memory stays O(block_size). Each block has its own child of
-    ``numpy.random.SeedSequence(seed)``: the same seed gives the same result.
-
-    Raises ValueError for n_trials < 4 or a release of the wrong shape / non-finite.
-    """
-    n_trials = check_count(n_trials, "n_trials", minimum=4)
-    delta = check_delta(delta)
-    alpha = check_probability(alpha, "alpha")
+    strategy = as_threshold_strategy(threshold)
+    workers = check_count(workers, "workers")
     block_size = check_count(block_size, "block_size")
-    half = n_trials // 2
-    sizes = [min(block_size, half - i) for i in range(0, half, block_size)]
-    held = n_trials - half
-    sizes_ho = [min(block_size, held - i) for i in range(0, held, block_size)]
-    children = np.random.SeedSequence(seed).spawn(2 * (len(sizes) + len(sizes_ho)))
-    rngs = iter(np.random.default_rng(c) for c in children)
+    posterior_samples = check_count(posterior_samples, "posterior_samples")
+    if score is not None and not callable(score):
+        raise TypeError(f"score must be callable or None, got {score!r}")
+    delta = claim.delta
 
-    def draw(data, n):
-        out = check_finite_array(release(data, next(rngs), n), "release output")
-        if out.shape[0] != n:
-            raise ValueError(f"release returned {out.shape[0]} outputs, expected {n}")
-        return out.reshape(n, -1)
+    needs_training = score is None or not (
+        isinstance(strategy, ExplicitThreshold)
+        or (isinstance(strategy, BonferroniThresholds) and strategy.grid is not None))
+    n_train = min(max(1, round(strategy.train_fraction * n_trials)), n_trials - 1) \
+        if needs_training else 0
+    n_ho = n_trials - n_train
+    datasets = (pair.d0, pair.d1)
 
-    train0 = np.concatenate([draw(data0, m) for m in sizes])
-    train1 = np.concatenate([draw(data1, m) for m in sizes])
-    w, threshold = fit_attack(train0, train1, delta, alpha)
-    s0 = np.concatenate([draw(data0, m) @ w for m in sizes_ho])
-    s1 = np.concatenate([draw(data1, m) @ w for m in sizes_ho])
-    result = certify(s0, s1, threshold, delta=delta, alpha=alpha,
-                     claimed_epsilon=claimed_epsilon, n_trials=n_trials, seed=seed,
-                     threshold_strategy=SPLIT)
-    return result, {"scores0": s0, "scores1": s1, "threshold": threshold}
+    pool = None
+    if client is None and workers > 1:
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                                   initargs=(mechanism, datasets, score))
+    remote = (mechanism, datasets)
+    if client is not None:  # unique keys (hash=False), held until the audit ends
+        remote = (client.scatter(mechanism, broadcast=True, hash=False),
+                  client.scatter(datasets, broadcast=True, hash=False))
+    try:
+        def run(tasks):
+            return _run_blocks(tasks, *remote, score, seed, workers, client, pool)
+
+        w = None
+        train_s = None
+        if n_train:
+            train = run(_block_tasks(0, 0, n_train, block_size, None)
+                        + _block_tasks(1, 0, n_train, block_size, None))
+            nb = len(train) // 2
+            t0, t1 = np.concatenate(train[:nb]), np.concatenate(train[nb:])
+            if score is None:
+                w = _fit_linear_score(t0, t1)
+                train_s = (t0 @ w, t1 @ w)
+            else:
+                train_s = (t0, t1)
+        ho = run(_block_tasks(0, 1, n_ho, block_size, w) + _block_tasks(1, 1, n_ho, block_size, w))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    nb = len(ho) // 2
+    s0, s1 = np.concatenate(ho[:nb]), np.concatenate(ho[nb:])
+
+    # thresholds fixed before the held-out counts are looked at
+    selection = "given in advance"
+    if isinstance(strategy, ExplicitThreshold):
+        grid = np.array([strategy.threshold])
+    elif isinstance(strategy, BonferroniThresholds) and strategy.grid is not None:
+        grid = np.asarray(strategy.grid)
+    else:
+        k = 1 if isinstance(strategy, SplitThreshold) else strategy.size
+        grid, method = choose_thresholds(*train_s, n_ho, delta, alpha / k, k)
+        selection = f"chosen on the training split by the {method} ranking"
+    k = len(grid)
+    ss0, ss1 = np.sort(s0), np.sort(s1)
+    fp, fn = error_counts(ss0, ss1, grid)
+    certs = np.atleast_1d(epsilon_lower_bound(fp, n_ho, fn, n_ho, delta, alpha / k))
+    best = int(np.argmax(certs))
+    eps_lb = float(certs[best])
+    fp_b, fn_b = int(fp[best]), int(fn[best])
+
+    mu = gdp_mu_estimate(s0, s1)
+    post_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
+    tr_fpr, tr_fnr = tradeoff_curve(s0, s1)
+    score_name = ("user score" if score is not None else
+                  "Fisher linear discriminant fitted on the training split")
+    return AuditResult(
+        mechanism=mechanism.name,
+        claim=claim,
+        pair=pair.to_dict(),
+        epsilon_lower_bound=eps_lb,
+        refutes_claim=bool(eps_lb > claim.epsilon),
+        epsilon_gdp_estimate=epsilon_from_gdp(mu, delta),
+        gdp_mu_estimate=mu,
+        epsilon_credible_lower=credible_lower_bound(
+            fp_b, n_ho, fn_b, n_ho, delta=delta, level=1 - alpha,
+            n_samples=posterior_samples, rng=post_rng),
+        auroc=auroc(s0, s1),
+        tradeoff_fpr=tuple(tr_fpr),
+        tradeoff_fnr=tuple(tr_fnr),
+        threshold_strategy=f"{strategy.describe()}; threshold(s) {selection}",
+        threshold=float(grid[best]),
+        n_thresholds=k,
+        score=score_name,
+        n_trials=n_trials,
+        n_train=n_train,
+        n_held_out=n_ho,
+        false_positives=fp_b,
+        false_negatives=fn_b,
+        fpr_upper=float(clopper_pearson_upper(fp_b, n_ho, alpha / (2 * k))),
+        fnr_upper=float(clopper_pearson_upper(fn_b, n_ho, alpha / (2 * k))),
+        alpha=alpha,
+        seed=seed,
+        held_out_scores=(s0, s1),
+    )
 
 
-def _auroc(s0, s1) -> float:
-    """P(score1 > score0) + 0.5 P(tie), by ranks (Mann-Whitney U / (n0 n1))."""
-    from scipy.stats import rankdata
+def optimal_cp_limit(fpr_of: Callable, fnr_of: Callable, thresholds, n: int, delta: float,
+                     alpha: float) -> float:
+    """The statistical limit: the best Clopper-Pearson bound at n trials per dataset.
 
-    ranks = rankdata(np.concatenate([s0, s1]))
-    n0, n1 = len(s0), len(s1)
-    u = ranks[n0:].sum() - n1 * (n1 + 1) / 2
-    return float(u / (n0 * n1))
+    Uses the known output distributions (``fpr_of(t)``, ``fnr_of(t)`` vectorised),
+    their expected counts n FPR(t), n FNR(t) and the best threshold on the grid
+    ``thresholds``; no trials spent on training. Benchmarks compare certificates
+    with it.
+    """
+    t = np.asarray(thresholds, float)
+    bounds = epsilon_lower_bound(n * fpr_of(t), n, n * fnr_of(t), n, delta, alpha)
+    return float(np.max(bounds))

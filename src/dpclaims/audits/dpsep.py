@@ -12,19 +12,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import dp_accounting
 import numpy as np
 
 from dpclaims.algorithms.sep import DPSEPParams, cavity_moments, dpsep_theta_new
 from dpclaims.analysis.gaussian import clip_to_norm
+from dpclaims.audits.mechanism import NeighbouringPair, PrivacyClaim, Sensitivity
 
 
 @dataclass(frozen=True)
 class DPSEPStep:
     """One noised DP-SEP step at a fixed state, processing record ``index``.
 
-    ``release(data, rng, n)`` returns n independent theta~_new, shape (n, p), in one
-    vectorised call; ``query(data)`` the noiseless theta_new (p,). ``data`` is a
-    tuple (x (N, d), y (N,)).
+    A :class:`~dpclaims.audits.mechanism.Mechanism`: ``release(data, rng, n)``
+    returns n independent theta~_new, shape (n, p), in one vectorised call;
+    ``query(data)`` the noiseless theta_new (p,). ``data`` is a tuple
+    (x (N, d), y (N,)). ``claim``: Prop. 1's sensitivity with the Gaussian
+    mechanism, i.e. epsilon = get_epsilon_gaussian(sigma, delta) for this one
+    release under replace-one; ``sensitivity``: Prop. 1's 2 gamma C / N (L2).
     """
 
     params: DPSEPParams
@@ -33,10 +38,23 @@ class DPSEPStep:
     theta_0: np.ndarray
     n_records: int
     index: int
+    delta: float = 1e-5
 
     @property
     def name(self) -> str:
         return f"dpsep-step[{self.params.reading}]"
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        sigma = self.params.noise_multiplier
+        if sigma is None:
+            raise ValueError("a DP-SEP step without noise (noise_multiplier=None) claims nothing")
+        return PrivacyClaim(dp_accounting.get_epsilon_gaussian(sigma, self.delta), self.delta,
+                            "replace-one", dp_accounting.GaussianDpEvent(sigma))
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        return Sensitivity(self.params.claimed_sensitivity(self.n_records), 2)
 
     def query(self, data) -> np.ndarray:
         x, y = data
@@ -98,10 +116,14 @@ def worst_case_canary(mechanism: DPSEPStep, x, y, *, scales=(1.0, 3.0, 10.0, 30.
                       len(cx), len(cx))
 
 
-def neighbouring_datasets(x, y, index: int, canary: CanaryPair):
-    """D0 and D1: the data with record ``index`` replaced by canary a, resp. b."""
+def neighbouring_datasets(x, y, index: int, canary: CanaryPair) -> NeighbouringPair:
+    """The replace-one pair: the data with record ``index`` replaced by canary a, resp. b."""
     x0, y0 = np.array(x, float), np.array(y, float)
     x1, y1 = x0.copy(), y0.copy()
     x0[index], y0[index] = canary.x_a, canary.y_a
     x1[index], y1[index] = canary.x_b, canary.y_b
-    return (x0, y0), (x1, y1)
+    return NeighbouringPair((x0, y0), (x1, y1), "replace-one",
+                            f"worst-case canary at record {index}: site distance "
+                            f"{canary.site_distance:.4g} of {canary.n_candidates} candidates",
+                            {"site_evaluations": canary.n_site_evaluations,
+                             "site_distance": canary.site_distance})

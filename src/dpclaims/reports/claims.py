@@ -28,6 +28,11 @@ from dataclasses import dataclass, field
 VERDICTS = ("holds", "refuted", "inconclusive", "not-checkable")
 
 
+class InputError(ValueError):
+    """Bad user input (budget, data folder or file, a variant that is not a mechanism):
+    the CLI exits 2 on it, with the message."""
+
+
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement of a paper.

@@ -32,11 +32,11 @@ from dpclaims.analysis.gaussian import (
     unflatten_natural,
 )
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
-from dpclaims.audits.core import audit_mechanism
+from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import dpsep_step_examples
-from dpclaims.reports.claims import Claim, Verdict
+from dpclaims.reports.claims import Claim, InputError, Verdict
 
 PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
 DELTA = 1e-5
@@ -83,10 +83,6 @@ CLAIMS = {
               "pair; Clopper-Pearson epsilon lower bound, threshold on a held-out split",
     ),
 }
-
-
-class InputError(ValueError):
-    """Bad user input (budget name, data folder or data file): the CLI exits 2 on it."""
 
 
 @dataclass(frozen=True)
@@ -417,13 +413,13 @@ def check_empirical_audit(data: RegressionData, budget: Budget, seed: int, out_d
     verdicts, scores = [], {}
     for reading in ("as-printed", "sep-invariant", "sep-invariant-recalibrated"):
         params = DPSEPParams(C, gamma, sigma, reading)
-        mech = DPSEPStep(params, lik, state, theta_0, n, index=0)
+        mech = DPSEPStep(params, lik, state, theta_0, n, index=0, delta=DELTA)
         canary = worst_case_canary(mech, data.x_train, data.y_train, seed=seed)
-        d0, d1 = neighbouring_datasets(data.x_train, data.y_train, 0, canary)
-        res, sc = audit_mechanism(mech.release, d0, d1, budget.audit_trials, delta=DELTA,
-                                  alpha=0.05, claimed_epsilon=eps_step, seed=seed)
-        scores[reading] = sc
-        shift = np.linalg.norm(mech.query(d0) - mech.query(d1))
+        pair = neighbouring_datasets(data.x_train, data.y_train, 0, canary)
+        res = audit(mech, pair, budget.audit_trials, alpha=0.05, seed=seed)
+        scores[reading] = {"scores0": res.held_out_scores[0], "scores1": res.held_out_scores[1],
+                           "threshold": res.threshold}
+        shift = np.linalg.norm(mech.query(pair.d0) - mech.query(pair.d1))
         mu = shift / params.noise_std(n)
         ev = {
             "data": data.name, "N": n, "likelihood": lik.name, "prior": prior_text,

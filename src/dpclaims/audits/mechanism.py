@@ -1,0 +1,534 @@
+"""Mechanisms, privacy claims and neighbouring pairs: what an audit is run on.
+
+The vocabulary is DESIGN.md's. A **mechanism** is a randomised function of a
+dataset with a privacy claim; the library's protocol (:class:`Mechanism`) asks
+for a ``name``, a :class:`PrivacyClaim` and a vectorised
+``release(data, rng, n) -> ndarray (n, ...)`` giving n independent outputs in one
+call. Optionally it has the noiseless ``query(data) -> ndarray`` and its claimed
+``sensitivity`` (:class:`Sensitivity`), which property tests and the canary
+search use.
+
+Datasets
+--------
+A dataset is either an array whose leading axis indexes records, shape
+``(N, ...)``, or a tuple of such arrays sharing the leading axis (e.g.
+``(x (N, d), y (N,))``); a record is then ``data[i]``, respectively the tuple of
+``component[i]``. :class:`NeighbouringPair` holds two datasets at distance one
+under a stated relation, and checks that they are.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import dp_accounting
+import numpy as np
+
+from dpclaims.analysis.validation import check_count, check_delta, check_epsilon
+
+RELATIONS = ("replace-one", "add-remove")
+
+
+class InvalidMechanismError(TypeError, ValueError):
+    """An object is not a usable mechanism, or its release misbehaved.
+
+    Subclasses both TypeError (not a mechanism) and ValueError (a release of the
+    wrong shape or with non-finite values), so callers may catch either.
+    """
+
+
+def check_relation(relation: str) -> str:
+    """Return ``relation``; raise ValueError unless it is one of :data:`RELATIONS`."""
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    return relation
+
+
+@dataclass(frozen=True)
+class PrivacyClaim:
+    """What a mechanism claims: (epsilon, delta)-DP under a neighbouring relation.
+
+    Parameters
+    ----------
+    epsilon : float
+        Claimed epsilon (nats), finite and > 0.
+    delta : float
+        Claimed delta, in [0, 1).
+    relation : {"replace-one", "add-remove"}
+        Neighbouring relation the claim is made under: replace one record
+        (bounded DP, N public) or add / remove one record (unbounded DP).
+    dp_event : dp_accounting.DpEvent, optional
+        What the mechanism does, for accounting (e.g.
+        ``GaussianDpEvent(noise_multiplier)`` composed over steps). The noise
+        multiplier is relative to the sensitivity under ``relation``.
+
+    Raises
+    ------
+    ValueError
+        epsilon <= 0 or not finite, delta outside [0, 1), an unknown relation.
+    TypeError
+        ``dp_event`` that is not a ``dp_accounting.DpEvent``.
+    """
+
+    epsilon: float
+    delta: float
+    relation: str = "replace-one"
+    dp_event: dp_accounting.DpEvent | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        check_relation(self.relation)
+        if self.dp_event is not None and not isinstance(self.dp_event, dp_accounting.DpEvent):
+            raise TypeError(f"dp_event must be a dp_accounting.DpEvent or None, got "
+                            f"{type(self.dp_event).__name__}: {self.dp_event!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "delta": self.delta, "relation": self.relation,
+                "dp_event": None if self.dp_event is None else repr(self.dp_event)}
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """A claimed sensitivity of a query: sup ||q(D) - q(D')||_norm over neighbours.
+
+    Parameters
+    ----------
+    value : float
+        The bound, finite and > 0, in the query's units.
+    norm : {1, 2, inf}, default 2
+        The vector norm (``numpy.linalg.norm`` order) of the difference.
+    """
+
+    value: float
+    norm: float = 2
+
+    def __post_init__(self) -> None:
+        v = float(self.value)
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"sensitivity value must be a finite number > 0, got {self.value!r}")
+        object.__setattr__(self, "value", v)
+        if self.norm not in (1, 2, math.inf):
+            raise ValueError(f"sensitivity norm must be 1, 2 or inf, got {self.norm!r}")
+
+    def distance(self, a, b) -> float:
+        """``||ravel(a) - ravel(b)||_norm``; ValueError on mismatched shapes."""
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        if a.shape != b.shape:
+            raise ValueError(f"query outputs have different shapes {a.shape} and {b.shape}")
+        return float(np.linalg.norm((a - b).ravel(), ord=self.norm))
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """The mechanism protocol (DESIGN.md, "Mechanism").
+
+    Required: ``name`` (str), ``claim`` (:class:`PrivacyClaim`) and
+    ``release(data, rng, n) -> ndarray`` of shape ``(n, ...)``: n independent
+    outputs of the mechanism on ``data``, drawn with the ``numpy.random.Generator``
+    ``rng`` in one vectorised call. Optional: ``query(data) -> ndarray`` (the
+    noiseless statistic) with ``sensitivity`` (:class:`Sensitivity`).
+    """
+
+    name: str
+    claim: PrivacyClaim
+
+    def release(self, data, rng: np.random.Generator, n: int) -> np.ndarray: ...
+
+
+def validate_mechanism(obj) -> Mechanism:
+    """Return ``obj`` if it follows the :class:`Mechanism` protocol.
+
+    Raises
+    ------
+    InvalidMechanismError
+        Naming the missing or wrong attribute: no string ``name``, no
+        :class:`PrivacyClaim` ``claim``, no callable ``release``, a ``query``
+        that is not callable, or a ``sensitivity`` that is not a
+        :class:`Sensitivity`.
+    """
+    what = f"{type(obj).__name__} object {obj!r:.80}"
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str) or not name:
+        raise InvalidMechanismError(f"{what} is not a mechanism: it needs a non-empty str "
+                                    f"attribute `name`, got {name!r}")
+    claim = getattr(obj, "claim", None)
+    if not isinstance(claim, PrivacyClaim):
+        raise InvalidMechanismError(f"mechanism {name!r}: `claim` must be a PrivacyClaim, got "
+                                    f"{type(claim).__name__}")
+    if not callable(getattr(obj, "release", None)):
+        raise InvalidMechanismError(f"mechanism {name!r} has no callable "
+                                    "`release(data, rng, n)`")
+    query = getattr(obj, "query", None)
+    if query is not None and not callable(query):
+        raise InvalidMechanismError(f"mechanism {name!r}: `query` must be callable")
+    sens = getattr(obj, "sensitivity", None)
+    if sens is not None and not isinstance(sens, Sensitivity):
+        raise InvalidMechanismError(f"mechanism {name!r}: `sensitivity` must be a Sensitivity, "
+                                    f"got {type(sens).__name__}")
+    return obj
+
+
+def draw_release(mechanism: Mechanism, data, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``mechanism.release(data, rng, n)`` as a float array (n, k), checked.
+
+    Raises InvalidMechanismError when the output's leading axis is not n or any
+    value is NaN or infinite.
+    """
+    out = np.asarray(mechanism.release(data, rng, n), dtype=float)
+    if out.ndim == 0 or out.shape[0] != n:
+        raise InvalidMechanismError(f"mechanism {mechanism.name!r}: release(data, rng, n={n}) "
+                                    f"must return shape (n, ...), got {out.shape}")
+    bad = ~np.isfinite(out)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InvalidMechanismError(f"mechanism {mechanism.name!r}: release returned "
+                                    f"{int(bad.sum())} non-finite value(s), first at "
+                                    f"{first}: {out[first]!r}")
+    return out.reshape(n, -1)
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+def n_records(data) -> int:
+    """Number of records N of a dataset (array (N, ...) or tuple of such arrays)."""
+    if isinstance(data, tuple):
+        if not data:
+            raise ValueError("a tuple dataset needs at least one component array")
+        sizes = {np.shape(c)[0] if np.ndim(c) else None for c in data}
+        if len(sizes) != 1 or None in sizes:
+            raise ValueError(f"the components of a tuple dataset must share their leading "
+                             f"(record) axis, got shapes {[np.shape(c) for c in data]}")
+        return sizes.pop()
+    if np.ndim(data) == 0:
+        raise ValueError(f"a dataset must have a leading record axis, got a scalar {data!r}")
+    return np.shape(data)[0]
+
+
+def get_record(data, index: int):
+    """Record ``index`` of ``data`` (a row, or a tuple of rows)."""
+    _check_index(data, index)
+    if isinstance(data, tuple):
+        return tuple(np.asarray(c)[index] for c in data)
+    return np.asarray(data)[index]
+
+
+def replace_record(data, index: int, record):
+    """A copy of ``data`` with record ``index`` replaced by ``record``."""
+    _check_index(data, index)
+    if isinstance(data, tuple):
+        record = _check_tuple_record(data, record)
+        out = tuple(np.array(c, copy=True) for c in data)
+        for c, r in zip(out, record, strict=True):
+            c[index] = r
+        return out
+    out = np.array(data, copy=True)
+    _check_record_shape(np.asarray(record).shape, out.shape[1:])
+    out[index] = record
+    return out
+
+
+def remove_record(data, index: int):
+    """A copy of ``data`` without record ``index``."""
+    _check_index(data, index)
+    if isinstance(data, tuple):
+        return tuple(np.delete(np.asarray(c), index, axis=0) for c in data)
+    return np.delete(np.asarray(data), index, axis=0)
+
+
+def add_record(data, record):
+    """A copy of ``data`` with ``record`` appended as record N."""
+    if isinstance(data, tuple):
+        record = _check_tuple_record(data, record)
+        return tuple(np.concatenate([np.asarray(c), np.asarray(r, dtype=np.asarray(c).dtype)[None]])
+                     for c, r in zip(data, record, strict=True))
+    arr = np.asarray(data)
+    _check_record_shape(np.asarray(record).shape, arr.shape[1:])
+    return np.concatenate([arr, np.asarray(record, dtype=arr.dtype)[None]])
+
+
+def _check_index(data, index) -> None:
+    n = n_records(data)
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
+        raise ValueError(f"record index must be an integer in [0, {n}), got {index!r}")
+
+
+def _check_record_shape(got, want) -> None:
+    if tuple(got) != tuple(want):
+        raise ValueError(f"record has shape {tuple(got)}, the dataset's records have {tuple(want)}")
+
+
+def _check_tuple_record(data, record):
+    if not isinstance(record, tuple) or len(record) != len(data):
+        raise ValueError(f"a record of a {len(data)}-component tuple dataset must be a tuple "
+                         f"of {len(data)} values, got {record!r}")
+    for c, r in zip(data, record, strict=True):
+        _check_record_shape(np.shape(r), np.shape(c)[1:])
+    return record
+
+
+def records_equal(a, b) -> bool:
+    """Whether two records (rows, or tuples of rows) are equal."""
+    if isinstance(a, tuple) != isinstance(b, tuple):
+        return False
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(np.array_equal(a, b))
+
+
+def _differing_records(d0, d1) -> np.ndarray:
+    """Indices where two equal-size datasets differ."""
+    comps = zip(d0, d1, strict=True) if isinstance(d0, tuple) else [(d0, d1)]
+    diff = None
+    for a, b in comps:
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            raise ValueError(f"datasets have record components of shapes {a.shape} and {b.shape}")
+        d = (a != b).reshape(a.shape[0], -1).any(axis=1)
+        diff = d if diff is None else diff | d
+    return np.flatnonzero(diff)
+
+
+# --------------------------------------------------------------------------- pairs
+
+
+@dataclass(frozen=True)
+class NeighbouringPair:
+    """Datasets ``d0`` and ``d1`` at distance one under ``relation``.
+
+    ``replace-one``: equal size, at most one record differs. ``add-remove``: one
+    dataset is the other with one record added. Checked on construction.
+
+    Attributes
+    ----------
+    d0, d1 : dataset (module notes)
+    relation : {"replace-one", "add-remove"}
+    description : str
+        How the pair was built (for reports).
+    search_cost : dict
+        For a searched canary: query evaluations, distances computed, the
+        query distance reached.
+
+    Raises
+    ------
+    ValueError
+        An unknown relation, or datasets that are not neighbours under it.
+    """
+
+    d0: Any
+    d1: Any
+    relation: str = "replace-one"
+    description: str = ""
+    search_cost: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_relation(self.relation)
+        n0, n1 = n_records(self.d0), n_records(self.d1)
+        if isinstance(self.d0, tuple) != isinstance(self.d1, tuple):
+            raise ValueError("d0 and d1 must both be arrays or both be tuples of arrays")
+        if self.relation == "replace-one":
+            if n0 != n1:
+                raise ValueError(f"replace-one neighbours have equal sizes, got {n0} and {n1}")
+            diff = _differing_records(self.d0, self.d1)
+            if diff.size > 1:
+                raise ValueError(f"replace-one neighbours differ in at most one record; these "
+                                 f"differ in {diff.size} (indices {diff[:5].tolist()}...)")
+        else:
+            if abs(n0 - n1) != 1:
+                raise ValueError(f"add-remove neighbours differ in size by one, got {n0} and {n1}")
+            big, small = (self.d0, self.d1) if n0 > n1 else (self.d1, self.d0)
+            ns = min(n0, n1)
+            first = next((i for i in range(ns)
+                          if not records_equal(get_record(big, i), get_record(small, i))), ns)
+            if _differing_records(remove_record(big, first), small).size:
+                raise ValueError("add-remove neighbours: the larger dataset minus one record "
+                                 "must equal the smaller one")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"relation": self.relation, "description": self.description,
+                "n_records": [n_records(self.d0), n_records(self.d1)],
+                "search_cost": dict(self.search_cost)}
+
+
+def replace_one(data, index: int, record, *, baseline_record=None) -> NeighbouringPair:
+    """Replace-one pair: ``d1`` is ``data`` with record ``index`` replaced by ``record``.
+
+    With ``baseline_record``, ``d0`` has that record at ``index`` instead of the
+    data's own (a two-canary pair). Raises ValueError on a bad index or record shape.
+    """
+    d0 = data if baseline_record is None else replace_record(data, index, baseline_record)
+    return NeighbouringPair(d0, replace_record(data, index, record), "replace-one",
+                            f"replace record {index} of {n_records(data)}")
+
+
+def add_one(data, record) -> NeighbouringPair:
+    """Add-remove pair: ``d0 = data``, ``d1 = data`` with ``record`` appended."""
+    return NeighbouringPair(data, add_record(data, record), "add-remove",
+                            f"add one record to {n_records(data)}")
+
+
+def remove_one(data, index: int) -> NeighbouringPair:
+    """Add-remove pair: ``d0 = data``, ``d1 = data`` without record ``index``."""
+    return NeighbouringPair(data, remove_record(data, index), "add-remove",
+                            f"remove record {index} of {n_records(data)}")
+
+
+def canary_pair(mechanism: Mechanism, data, candidates, *, relation: str | None = None,
+                index: int = 0) -> NeighbouringPair:
+    """The neighbouring pair, among candidate records, that moves the query most.
+
+    Like the sensitivity searches of DP-Auditorium (Kong et al. 2024) and
+    Delta-Siege (Lokna et al. 2023), restricted to a finite candidate set: the
+    result is a lower bound on the worst case, so an audit on it stays sound.
+
+    ``replace-one``: each candidate c_k is put at position ``index`` and the
+    query evaluated (K evaluations); the pair (c_a, c_b) with the largest
+    ``sensitivity.distance(q_a, q_b)`` (K (K - 1) / 2 distances) is returned.
+    ``add-remove``: each candidate appended (K evaluations) and each existing
+    record removed (N evaluations) is compared with ``query(data)``; the largest
+    change wins.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Must have ``query``; ``sensitivity`` chooses the norm (L2 otherwise).
+    data : dataset
+    candidates : sequence of records, length K >= 1 (>= 2 for replace-one)
+    relation : str, optional
+        Defaults to the mechanism's claim's relation.
+    index : int
+        Position of the replaced record (replace-one).
+
+    Returns
+    -------
+    NeighbouringPair
+        With ``search_cost`` = {"query_evaluations", "distances", "query_distance",
+        "claimed_sensitivity"}.
+
+    Raises
+    ------
+    InvalidMechanismError
+        The mechanism has no ``query``.
+    ValueError
+        Too few candidates, a bad index or record shape, non-finite query outputs.
+    """
+    mechanism = validate_mechanism(mechanism)
+    query = getattr(mechanism, "query", None)
+    if query is None:
+        raise InvalidMechanismError(f"mechanism {mechanism.name!r} has no `query`: a canary "
+                                    "search needs the noiseless query")
+    relation = check_relation(relation or mechanism.claim.relation)
+    sens = getattr(mechanism, "sensitivity", None)
+    measure = sens if sens is not None else Sensitivity(1.0, 2)
+    cands = list(candidates)
+
+    def q(d):
+        out = np.asarray(query(d), dtype=float)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"mechanism {mechanism.name!r}: query returned non-finite values")
+        return out.ravel()
+
+    cost = {"claimed_sensitivity": None if sens is None else sens.value,
+            "norm": measure.norm}
+    if relation == "replace-one":
+        check_count(len(cands), "number of candidates", minimum=2)
+        qs = np.stack([q(replace_record(data, index, c)) for c in cands])
+        diff = qs[:, None, :] - qs[None, :, :]
+        dist = np.linalg.norm(diff, ord=measure.norm, axis=-1)
+        a, b = np.unravel_index(int(np.argmax(dist)), dist.shape)
+        cost.update(query_evaluations=len(cands), distances=len(cands) * (len(cands) - 1) // 2,
+                    query_distance=float(dist[a, b]))
+        pair = replace_one(data, index, cands[b], baseline_record=cands[a])
+        desc = (f"canary search (replace-one at record {index}): best of {len(cands)} candidates, "
+                f"query distance {dist[a, b]:.6g}")
+        return NeighbouringPair(pair.d0, pair.d1, "replace-one", desc, cost)
+    check_count(len(cands), "number of candidates", minimum=1)
+    base = q(data)
+    n = n_records(data)
+    added = [measure.distance(q(add_record(data, c)), base) for c in cands]
+    removed = [measure.distance(q(remove_record(data, i)), base) for i in range(n)] if n > 1 else []
+    best_add = int(np.argmax(added))
+    cost.update(query_evaluations=len(cands) + len(removed) + 1,
+                distances=len(cands) + len(removed))
+    if removed and max(removed) > added[best_add]:
+        i = int(np.argmax(removed))
+        cost["query_distance"] = float(removed[i])
+        return NeighbouringPair(data, remove_record(data, i), "add-remove",
+                                f"canary search (add-remove): remove record {i}, query distance "
+                                f"{removed[i]:.6g}", cost)
+    cost["query_distance"] = float(added[best_add])
+    return NeighbouringPair(data, add_record(data, cands[best_add]), "add-remove",
+                            f"canary search (add-remove): add candidate {best_add} of "
+                            f"{len(cands)}, query distance {added[best_add]:.6g}", cost)
+
+
+@dataclass(frozen=True)
+class GaussianMechanism:
+    """The Gaussian mechanism q(D) + N(0, (sigma Delta)^2 I): the audit's ground truth.
+
+    Its claim is exact: (epsilon, delta)-DP with epsilon =
+    ``dp_accounting.get_epsilon_gaussian(sigma, delta)`` (Balle & Wang 2018,
+    Thm. 8), under ``relation`` with Delta the L2 sensitivity under that relation.
+
+    Parameters
+    ----------
+    query : callable
+        Dataset -> ndarray (k,) (or scalar), the noiseless statistic.
+    l2_sensitivity : float
+        Delta > 0, the claimed L2 sensitivity of ``query``.
+    noise_multiplier : float
+        sigma > 0: noise std sigma * ``calibrated_to``.
+    delta : float
+        In (0, 1).
+    relation : {"replace-one", "add-remove"}
+    name : str
+    calibrated_to : float, optional
+        The sensitivity the noise is actually calibrated to (default Delta). A
+        value below Delta plants the classic bug: the claim says sigma but the
+        noise is smaller.
+    """
+
+    query: Any
+    l2_sensitivity: float
+    noise_multiplier: float
+    delta: float
+    relation: str = "replace-one"
+    name: str = "gaussian"
+    calibrated_to: float | None = None
+
+    def __post_init__(self) -> None:
+        from dpclaims.analysis.validation import check_positive
+
+        check_positive(self.l2_sensitivity, "l2_sensitivity")
+        check_positive(self.noise_multiplier, "noise_multiplier")
+        if self.calibrated_to is not None:
+            check_positive(self.calibrated_to, "calibrated_to")
+        if not 0 < self.delta < 1:
+            raise ValueError(f"delta must lie in (0, 1) for a Gaussian mechanism, "
+                             f"got {self.delta!r}")
+        check_relation(self.relation)
+        if not callable(self.query):
+            raise TypeError(f"query must be callable, got {self.query!r}")
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        eps = dp_accounting.get_epsilon_gaussian(self.noise_multiplier, self.delta)
+        return PrivacyClaim(eps, self.delta, self.relation,
+                            dp_accounting.GaussianDpEvent(self.noise_multiplier))
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        return Sensitivity(self.l2_sensitivity, 2)
+
+    @property
+    def noise_std(self) -> float:
+        scale = self.l2_sensitivity if self.calibrated_to is None else self.calibrated_to
+        return self.noise_multiplier * scale
+
+    def release(self, data, rng: np.random.Generator, n: int) -> np.ndarray:
+        """n outputs, shape (n, k): q(data) + noise_std * N(0, I_k)."""
+        q = np.atleast_1d(np.asarray(self.query(data), dtype=float)).ravel()
+        return q + self.noise_std * rng.standard_normal((n, q.size))
