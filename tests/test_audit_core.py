@@ -488,3 +488,13 @@ def test_dpsep_step_audit_refutes_sep_invariant_reading_only():
     # Under SEP's own update the signal is N = 200 times the noise scale: certain refutation.
     assert results["sep-invariant"].refutes_claim
     assert results["sep-invariant"].epsilon_lower_bound > 3 * claimed
+
+
+def test_auroc_agrees_with_mann_whitney_including_ties():
+    from scipy.stats import mannwhitneyu
+
+    rng = np.random.default_rng(5)
+    s0 = rng.integers(0, 20, 3000).astype(float)  # many ties
+    s1 = rng.integers(2, 22, 2500).astype(float)
+    u = mannwhitneyu(s1, s0).statistic
+    assert auroc(s0, s1) == pytest.approx(u / (3000 * 2500), rel=1e-12)
