@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import click
+import numpy as np
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -98,6 +99,85 @@ def _print_summary(title, verdicts, paths, sentences: bool = False):
             out.print(f"[bold]{v.claim.id}[/]: {v.sentence}")
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")
+
+
+@main.command()
+@click.option("--sigma", type=float, default=None,
+              help="Noise multiplier (noise std / L2 sensitivity under --relation).")
+@click.option("--target-epsilon", type=float, default=None,
+              help="Calibrate: the smallest sigma meeting this epsilon (instead of --sigma).")
+@click.option("--sampling", type=click.Choice(["poisson", "without-replacement", "shuffle",
+                                               "fixed-order", "none"]), required=True,
+              help="The sampling the algorithm really performs.")
+@click.option("--dataset-size", type=int, default=None, help="N, the number of records.")
+@click.option("--batch-size", type=int, default=None, help="B, the batch size.")
+@click.option("--sampling-rate", type=float, default=None, help="q = B / N (instead of B).")
+@click.option("--steps", type=int, default=None, help="Number of noisy steps.")
+@click.option("--epochs", type=int, default=None, help="Number of passes (instead of steps).")
+@click.option("--delta", type=float, required=True, help="Target delta in [0, 1).")
+@click.option("--relation", type=click.Choice(["replace-one", "add-remove"]),
+              default="replace-one", show_default=True, help="Neighbouring relation.")
+@click.option("--accountant", type=click.Choice(["dp_accounting-rdp", "autodp-rdp",
+                                                 "dp_accounting-pld"]),
+              default="dp_accounting-rdp", show_default=True,
+              help="Accountant used to calibrate with --target-epsilon.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object with a list `rows` instead of a table.")
+def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_rate, steps,
+            epochs, delta, relation, accountant, as_json):
+    """Epsilon of an iterative Gaussian mechanism by every accountant, side by side."""
+    import json
+
+    from dpclaims.analysis.accounting import Sampling, calibrate_noise_multiplier
+    from dpclaims.analysis.accounting import account as account_rows
+
+    if (sigma is None) == (target_epsilon is None):
+        raise click.UsageError("give exactly one of --sigma and --target-epsilon")
+    if batch_size is not None and sampling_rate is not None:
+        raise click.UsageError("give at most one of --batch-size and --sampling-rate")
+    if sampling_rate is not None:
+        if dataset_size is None:
+            raise click.UsageError("--sampling-rate needs --dataset-size")
+        if not 0 < sampling_rate <= 1:
+            raise click.UsageError(f"--sampling-rate must lie in (0, 1], got {sampling_rate}")
+        batch = sampling_rate * dataset_size
+    else:
+        batch = batch_size
+    try:
+        plan = Sampling(sampling, dataset_size=dataset_size, batch_size=batch, steps=steps,
+                        epochs=epochs)
+        calibrated = None
+        if target_epsilon is not None:
+            calibrated = calibrate_noise_multiplier(target_epsilon, delta, plan, relation,
+                                                    accountant)
+            sigma = calibrated
+        result = account_rows(sigma, plan, delta, relation)
+    except (ValueError, TypeError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    rows = [{"accountant": r.name,
+             "epsilon": None if r.epsilon is None or not np.isfinite(r.epsilon) else r.epsilon,
+             "note": r.note} for r in result.rows]
+    if as_json:
+        click.echo(json.dumps({"noise_multiplier": sigma, "calibrated_by": accountant
+                               if calibrated is not None else None,
+                               "target_epsilon": target_epsilon, "delta": delta,
+                               "relation": relation, "sampling": sampling, "note": result.note,
+                               "disagrees": result.disagrees, "rows": rows}))
+        return
+    out = Console()
+    if calibrated is not None:
+        out.print(f"sigma = {sigma:.6g} meets epsilon = {target_epsilon:g} by {accountant}")
+    table = Table(title=f"sigma {sigma:.6g}, {sampling}, {relation}, delta {delta:g}")
+    for col in ("accountant", "epsilon", "note"):
+        table.add_column(col)
+    for r in result.rows:
+        eps = "unsupported" if r.epsilon is None else f"{r.epsilon:.6g}"
+        table.add_row(r.name, eps, r.note)
+    out.print(table)
+    out.print(result.note)
+    if result.disagrees:
+        out.print(f"[yellow]accountants disagree by {result.disagreement:.1%} "
+                  f"(> {result.rtol:.0%})[/]")
 
 
 @main.command("check-variant")

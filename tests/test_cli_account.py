@@ -1,0 +1,78 @@
+"""`dpclaims account`: one row per accountant, --json schema, calibration, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import dp_accounting
+import pytest
+from click.testing import CliRunner
+
+from dpclaims.analysis.accounting import ACCOUNTANTS
+from dpclaims.cli import main
+
+BASE = ["account", "--sampling", "poisson", "--dataset-size", "60000", "--batch-size", "250",
+        "--epochs", "10", "--delta", "1e-5", "--relation", "add-remove"]
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_json_has_one_row_per_accountant_with_the_documented_keys():
+    result = run(*BASE, "--sigma", "1.0", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert [r["accountant"] for r in out["rows"]] == list(ACCOUNTANTS)
+    for r in out["rows"]:
+        assert set(r) == {"accountant", "epsilon", "note"}
+        assert r["epsilon"] is None or r["epsilon"] > 0
+    rows = {r["accountant"]: r for r in out["rows"]}
+    # Poisson sampling has no closed form: said, not substituted
+    assert rows["analytic-gaussian"]["epsilon"] is None
+    assert "unsupported" in rows["analytic-gaussian"]["note"]
+    # PLD is the tightest here; the RDP rows of both libraries agree with each other
+    assert rows["dp_accounting-pld"]["epsilon"] < rows["dp_accounting-rdp"]["epsilon"]
+    assert rows["autodp-rdp"]["epsilon"] == pytest.approx(rows["dp_accounting-rdp"]["epsilon"],
+                                                          rel=1e-6)
+
+
+def test_sampling_rate_is_batch_over_dataset_size():
+    a = json.loads(run(*BASE, "--sigma", "1.0", "--json").output)
+    args = [x for x in BASE if x not in ("--batch-size", "250")]
+    b = json.loads(run(*args, "--sampling-rate", str(250 / 60000), "--sigma", "1.0",
+                       "--json").output)
+    assert a["rows"] == b["rows"]
+
+
+def test_target_epsilon_calibrates_sigma_for_a_shuffled_pass():
+    result = run("account", "--target-epsilon", "1", "--sampling", "shuffle", "--dataset-size",
+                 "1000", "--batch-size", "1", "--epochs", "100", "--delta", "1e-5", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    rows = {r["accountant"]: r["epsilon"] for r in out["rows"]}
+    # calibrated by dp_accounting RDP to epsilon 1 (bisection tolerance 1e-3)
+    assert rows["dp_accounting-rdp"] == pytest.approx(1.0, abs=2e-3)
+    # T passes of an unamplified Gaussian: exactly one Gaussian of sigma / sqrt(T)
+    exact = dp_accounting.get_epsilon_gaussian(out["noise_multiplier"] / 10, 1e-5)
+    assert rows["analytic-gaussian"] == pytest.approx(exact, rel=1e-9)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--sigma", "1", "--target-epsilon", "1"], "exactly one of --sigma"),
+    (["--sigma", "-1"], "noise_multiplier"),
+    (["--sigma", "1", "--sampling-rate", "0.1"], "at most one of --batch-size"),
+])
+def test_bad_input_exits_2(args, message):
+    result = run(*BASE, *args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_bad_delta_and_sizes_exit_2():
+    result = run("account", "--sigma", "1", "--sampling", "none", "--dataset-size", "10",
+                 "--steps", "5", "--delta", "1.5")
+    assert result.exit_code == 2 and "delta" in result.output
+    result = run("account", "--sigma", "1", "--sampling", "poisson", "--dataset-size", "10",
+                 "--batch-size", "20", "--steps", "5", "--delta", "1e-5")
+    assert result.exit_code == 2 and "batch_size" in result.output
