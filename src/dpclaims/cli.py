@@ -33,8 +33,10 @@ def main():
 
 
 @main.command()
-@click.option("--paper", type=click.Choice(["dpsep"]), default="dpsep", show_default=True,
-              help="Which paper's claims to check.")
+@click.option("--paper", type=click.Choice(["dpsep", "accounting"]), default="dpsep",
+              show_default=True,
+              help="Which claims to check: DP-SEP's, or every privacy number the three "
+                   "papers report (accounting recomputation; --budget does not apply).")
 @click.option("--budget", type=click.Choice(["quick", "standard", "full", "smoke"]),
               default="quick", show_default=True,
               help="Effort: quick finishes in under 5 minutes on 2 cores; standard and full "
@@ -67,8 +69,13 @@ def audit(paper, budget, seed, out_dir, data_dir):
             progress.update(task, description=f"[{paper}/{budget}] {name}")
 
         try:
-            verdicts, sections, meta, timings = run_dpsep_audit(budget, seed, out_dir,
-                                                                data_dir, tick)
+            if paper == "accounting":
+                from dpclaims.reports.privacy_numbers import run_accounting_audit
+
+                verdicts, sections, meta, timings = run_accounting_audit(seed, tick)
+            else:
+                verdicts, sections, meta, timings = run_dpsep_audit(budget, seed, out_dir,
+                                                                    data_dir, tick)
         except InputError as exc:
             raise click.UsageError(str(exc)) from exc
         progress.update(task, description="writing report")
