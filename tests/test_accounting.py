@@ -11,6 +11,8 @@ import pytest
 from dpclaims.analysis.accounting import (
     ACCOUNTANTS,
     CALIBRATION_ACCOUNTANTS,
+    AccountantRow,
+    AccountingResult,
     Sampling,
     account,
     calibrate_noise_multiplier,
@@ -195,7 +197,9 @@ def test_to_dict_is_strict_json():
     back = json.loads(text)
     assert [r["name"] for r in back["rows"]] == list(ACCOUNTANTS)
     assert back["rows"][0]["epsilon"] is None
-    zero = account(1.0, Sampling("none", steps=1), 0.0, "add-remove", pld_max_refinements=1)
+    # infinite epsilons (e.g. an accountant's overflow) serialise as "inf"
+    inf_rows = tuple(AccountantRow(name, math.inf, "test") for name in ACCOUNTANTS)
+    zero = AccountingResult(None, None, "add-remove", DELTA, "event", "note", inf_rows, 0.05)
     data = json.loads(json.dumps(zero.to_dict(), allow_nan=False))
     assert all(r["epsilon"] == "inf" for r in data["rows"])
     assert data["disagreement"] == 0.0
