@@ -498,3 +498,11 @@ def test_auroc_agrees_with_mann_whitney_including_ties():
     s1 = rng.integers(2, 22, 2500).astype(float)
     u = mannwhitneyu(s1, s0).statistic
     assert auroc(s0, s1) == pytest.approx(u / (3000 * 2500), rel=1e-12)
+
+
+def test_seed_must_be_a_non_negative_integer_and_is_recorded():
+    for bad in (None, -1, 1.5):
+        with pytest.raises(ValueError, match="seed"):
+            audit(gaussian(), PAIR, 10, seed=bad)
+    d = audit(gaussian(), PAIR, 100, seed=2, block_size=30, posterior_samples=500).to_dict()
+    assert (d["seed"], d["block_size"], d["posterior_samples"]) == (2, 30, 500)

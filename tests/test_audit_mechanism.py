@@ -191,3 +191,13 @@ class _NoQuery:
 
     def release(self, data, rng, n):
         return np.zeros((n, 1))
+
+
+def test_lossy_record_casts_and_nan_records_raise():
+    with pytest.raises(ValueError, match="cannot be stored in a dataset of dtype int64"):
+        replace_one(np.array([0, 1, 2]), 0, 0.7)
+    with pytest.raises(ValueError, match="cannot be stored"):
+        add_one(np.array([0, 1, 2]), 0.5)
+    assert replace_one(np.array([0, 1, 2]), 0, 5).d1.tolist() == [5, 1, 2]  # exact: fine
+    with pytest.raises(ValueError, match="NaN"):
+        NeighbouringPair(np.array([0.0, np.nan]), np.array([1.0, np.nan]))

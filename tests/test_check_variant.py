@@ -99,3 +99,41 @@ def test_a_misbehaving_release_is_bad_input(tmp_path):
         broken = tmp_path / "broken.py"
         broken.write_text("raise RuntimeError('boom')\n")
         load_variant(f"{broken}:x")
+
+
+def test_a_mechanism_class_is_instantiated_and_foreign_pairs_are_bad_input(tmp_path):
+    f = tmp_path / "cls.py"
+    f.write_text(
+        "import numpy as np\n"
+        "from dpclaims.audits import PrivacyClaim, add_one\n"
+        "class M:\n"
+        "    name = 'cls'\n"
+        "    claim = PrivacyClaim(1.0, 1e-5)\n"
+        "    def release(self, data, rng, n):\n"
+        "        return data.sum() + rng.standard_normal((n, 1))\n"
+        "    def neighbouring_pairs(self):\n"
+        "        return [add_one(np.zeros(3), 1.0)]\n")
+    assert load_variant(f"{f}:M").name == "cls"
+    result, _ = run(tmp_path, f"{f}:M")
+    assert result.exit_code == 2
+    assert "add-remove pair, but the claim is under replace-one" in result.output
+
+
+def test_pld_is_not_an_upper_bound_for_poisson_under_replace_one():
+    import dp_accounting
+
+    from dpclaims.audits import PrivacyClaim
+    from dpclaims.reports.variant import check_accounting_claim
+
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(0.8)), 1000)
+
+    class M:
+        name = "poisson-ro"
+        claim = PrivacyClaim(1.6, 1e-5, "replace-one", event)
+
+    v = check_accounting_claim(M(), 0)
+    # PLD (centred-ball model) gives about 1.55 < 1.6, but it is not a bound for a general
+    # query under replace-one; the RDP accountants do not support this event: no bound
+    assert v.verdict != "holds"
+    assert "PLD not used" in v.evidence["note"]

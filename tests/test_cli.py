@@ -63,6 +63,13 @@ def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
     assert verdicts[("dpsep/prop1-sensitivity", "sep-invariant")] == "refuted"
     assert verdicts[("dpsep/empirical-audit", "sep-invariant")] == "refuted"
     assert verdicts[("dpsep/empirical-audit", "as-printed")] == "inconclusive"
+    # Prop. 2: the shuffled pass refutes the claim only when the order is known; for a
+    # hidden shuffle the composition is an upper bound and cannot refute
+    prop2 = {r: v for (c, r), v in verdicts.items() if c == "dpsep/prop2-privacy"}
+    assert len(prop2) == 6
+    assert all(v == "refuted" for r, v in prop2.items() if r.endswith("order known to the "
+                                                                      "adversary"))
+    assert all(v != "refuted" for r, v in prop2.items() if r.endswith("hidden shuffle"))
 
 
 def test_same_seed_same_json(smoke_run, tmp_path):

@@ -47,7 +47,11 @@ def check_probability(value: float, name: str, *, open_interval: bool = True) ->
 
 def check_count(value: int, name: str, minimum: int = 1) -> int:
     """Return ``value`` as int; raise ValueError unless it is an integer >= ``minimum``."""
-    if isinstance(value, bool) or not float(value).is_integer():
+    try:
+        integral = not isinstance(value, bool) and float(value).is_integer()
+    except (TypeError, ValueError):
+        integral = False
+    if not integral:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     out = int(value)
     if out < minimum:

@@ -332,6 +332,8 @@ class AuditResult:
         Their Clopper-Pearson upper bounds (alpha / (2k) each).
     alpha : float
     seed : int
+    block_size, posterior_samples : int
+        Together with ``seed``, they determine every number above.
     held_out_scores : (ndarray, ndarray)
         The held-out scores on D0 and D1 (for figures; not in :meth:`to_dict`).
     """
@@ -360,6 +362,8 @@ class AuditResult:
     fnr_upper: float
     alpha: float
     seed: int
+    block_size: int
+    posterior_samples: int
     held_out_scores: tuple = field(default=(), repr=False, compare=False)
 
     @property
@@ -588,6 +592,7 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     workers = check_count(workers, "workers")
     block_size = check_count(block_size, "block_size")
     posterior_samples = check_count(posterior_samples, "posterior_samples")
+    seed = check_count(seed, "seed", minimum=0)
     if score is not None and not callable(score):
         raise TypeError(f"score must be callable or None, got {score!r}")
     delta = claim.delta
@@ -683,6 +688,8 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         fnr_upper=float(clopper_pearson_upper(fn_b, n_ho, alpha / (2 * k))),
         alpha=alpha,
         seed=seed,
+        block_size=block_size,
+        posterior_samples=posterior_samples,
         held_out_scores=(s0, s1),
     )
 

@@ -223,11 +223,11 @@ def replace_record(data, index: int, record):
         record = _check_tuple_record(data, record)
         out = tuple(np.array(c, copy=True) for c in data)
         for c, r in zip(out, record, strict=True):
-            c[index] = r
+            c[index] = _cast_record(r, c.dtype)
         return out
     out = np.array(data, copy=True)
     _check_record_shape(np.asarray(record).shape, out.shape[1:])
-    out[index] = record
+    out[index] = _cast_record(record, out.dtype)
     return out
 
 
@@ -243,11 +243,21 @@ def add_record(data, record):
     """A copy of ``data`` with ``record`` appended as record N."""
     if isinstance(data, tuple):
         record = _check_tuple_record(data, record)
-        return tuple(np.concatenate([np.asarray(c), np.asarray(r, dtype=np.asarray(c).dtype)[None]])
+        return tuple(np.concatenate([np.asarray(c), _cast_record(r, np.asarray(c).dtype)[None]])
                      for c, r in zip(data, record, strict=True))
     arr = np.asarray(data)
     _check_record_shape(np.asarray(record).shape, arr.shape[1:])
-    return np.concatenate([arr, np.asarray(record, dtype=arr.dtype)[None]])
+    return np.concatenate([arr, _cast_record(record, arr.dtype)[None]])
+
+
+def _cast_record(value, dtype):
+    """``value`` as ``dtype``; ValueError if the cast would change it (e.g. 0.7 -> int 0)."""
+    arr = np.asarray(value)
+    out = arr.astype(dtype)
+    if not np.array_equal(out, arr, equal_nan=arr.dtype.kind == "f"):
+        raise ValueError(f"record value {value!r} cannot be stored in a dataset of dtype "
+                         f"{np.dtype(dtype)} without changing it")
+    return out
 
 
 def _check_index(data, index) -> None:
@@ -327,6 +337,12 @@ class NeighbouringPair:
     def __post_init__(self) -> None:
         check_relation(self.relation)
         n0, n1 = n_records(self.d0), n_records(self.d1)
+        for name, d in (("d0", self.d0), ("d1", self.d1)):
+            for comp in d if isinstance(d, tuple) else (d,):
+                arr = np.asarray(comp)
+                if arr.dtype.kind in "fc" and np.isnan(arr).any():
+                    raise ValueError(f"{name} contains NaN records: a neighbouring pair needs "
+                                     "comparable records")
         if isinstance(self.d0, tuple) != isinstance(self.d1, tuple):
             raise ValueError("d0 and d1 must both be arrays or both be tuples of arrays")
         if self.relation == "replace-one":

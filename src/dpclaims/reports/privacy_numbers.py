@@ -25,14 +25,19 @@ becomes a claim checked by :func:`check_reported`:
 
 Verdicts
 --------
-``refuted``: a near-exact epsilon (the exact Gaussian composition, or the PLD
-accountant, a pessimistic estimate refined to < 1 %) of the paper's own
-parameters exceeds the reported epsilon by more than ``RTOL``, under the
-paper's sampling (all parameters stated) or under the real sampling. ``holds``:
-every parameter is stated, the paper's accounting reproduces the number and the
-real sampling is the one accounted (or a valid upper bound for it is at most the
-reported value). ``inconclusive``: a parameter is unstated (the evidence lists
-which plausible values reproduce), or only loose upper bounds exceed the value.
+``refuted``: a near-exact epsilon (the exact Gaussian composition, or a PLD row
+refined to < 1 %; a PLD row that did not converge is only an upper bound) of the
+paper's own parameters exceeds the reported epsilon by more than ``RTOL``: under
+the paper's sampling with every parameter stated and the paper's own reading of
+sigma; or under the real sampling, with sigma stated or given by the procedure
+the paper describes. A shuffled pass gets two verdicts: with the order known to
+the adversary the per-epoch composition is exact (it can refute); with a hidden
+order it is only an upper bound (it cannot). ``holds``: delta, steps and sigma
+are all stated, and a sound accountant bounds epsilon by the reported value for
+the sampling the algorithm performs. ``inconclusive``: a parameter is unstated
+(the evidence lists which plausible values reproduce), or only upper bounds
+above the reported value exist. ``not-checkable``: N, B, delta or the step
+count is missing with no plausible value.
 """
 
 from __future__ import annotations
@@ -116,7 +121,17 @@ def _calibration_accountant(entry: ReportedPrivacy) -> str:
 
 
 def _rows(result: acc.AccountingResult) -> dict:
-    return {r.name: r.epsilon for r in result.rows if r.epsilon is not None}
+    """Supported rows by name; a PLD row that did not converge is renamed so that it
+    is never treated as near-exact (it stays a valid upper bound)."""
+    out = {}
+    for r in result.rows:
+        if r.epsilon is None:
+            continue
+        name = r.name
+        if name == "dp_accounting-pld" and not r.details.get("converged", True):
+            name = "dp_accounting-pld (not converged)"
+        out[name] = r.epsilon
+    return out
 
 
 def _supported_relation(kind: str, relation: str) -> str:
@@ -124,134 +139,174 @@ def _supported_relation(kind: str, relation: str) -> str:
     return "replace-one" if kind == "without-replacement" else relation
 
 
-def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> Verdict:
-    """Recompute ``entry`` with every accountant; return its verdict (module docstring)."""
+def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verdict]:
+    """Recompute ``entry`` with every accountant; return its verdicts (module docstring).
+
+    One verdict, or two when the algorithm makes a shuffled pass: one under the
+    reading "the pass order is known to the adversary" (the composition of one
+    Gaussian per epoch is then exact) and one for a hidden shuffle (the same
+    number is only an upper bound, and no certified lower bound is computed).
+    """
     claim = Claim(entry.id, entry.paper, entry.location, entry.statement,
                   "accounting recomputation")
     eps = entry.reported_epsilon
-    combos, stated_all = [], entry.delta_stated and entry.steps_stated
+    combos = []
     sigma_known = bool(entry.noise_multipliers)
     sigmas = entry.noise_multipliers if sigma_known else (None,)
     if entry.dataset_size is None or (entry.batch_size is None and entry.paper_sampling != "none"):
-        return Verdict(claim, "as-reported", "not-checkable",
-                       f"The paper does not state {'N' if entry.dataset_size is None else 'B'} "
-                       f"for this number; {entry.missing}", evidence={"entry": _entry(entry)},
-                       seed=seed)
+        return [Verdict(claim, "as-reported", "not-checkable",
+                        f"The paper does not state {'N' if entry.dataset_size is None else 'B'} "
+                        f"for this number; {entry.missing}", evidence={"entry": _entry(entry)},
+                        seed=seed)]
     unstated = [name for name, v in (("delta", entry.deltas), ("the number of steps",
                                                                entry.steps)) if not v]
     if unstated:
-        return Verdict(claim, "as-reported", "not-checkable",
-                       f"The paper states no {' and no '.join(unstated)} for this number, and "
-                       f"no plausible value was registered; {entry.missing}",
-                       evidence={"entry": _entry(entry)}, seed=seed)
+        return [Verdict(claim, "as-reported", "not-checkable",
+                        f"The paper states no {' and no '.join(unstated)} for this number, and "
+                        f"no plausible value was registered; {entry.missing}",
+                        evidence={"entry": _entry(entry)}, seed=seed)]
     paper_rel = _supported_relation(entry.paper_sampling, entry.paper_relation)
     for delta, sigma, steps in itertools.product(entry.deltas, sigmas, entry.steps):
         paper_plan = _plan(entry, entry.paper_sampling, steps)
-        combo = {"delta": delta, "steps": steps}
+        combo = {"delta": delta, "steps": steps, "paper_reading": sigma == sigmas[0]}
         if sigma is None:
             accountant = _calibration_accountant(entry)
             sigma = acc.calibrate_noise_multiplier(eps, delta, paper_plan, paper_rel, accountant)
             combo["sigma_calibrated_by"] = accountant
+        else:
+            sigma = _convert_sigma(sigma, entry.paper_relation, paper_rel)
         combo["sigma"] = sigma
+        if paper_rel != entry.paper_relation:
+            combo["paper_relation_used"] = (
+                f"{paper_rel}: the only relation accounted for {entry.paper_sampling}; sigma "
+                f"converted for a clipped sum (sensitivity C under add-remove, 2C under "
+                "replace-one)")
         paper = _rows(acc.account(sigma, paper_plan, delta, paper_rel))
         combo["paper_accounting"] = paper
         combo["reproduced_by"] = sorted(k for k, v in paper.items() if abs(v - eps) <= RTOL * eps)
         if entry.real_sampling != entry.paper_sampling:
-            real_rel = _supported_relation(entry.real_sampling, entry.paper_relation)
-            real_sigma = _convert_sigma(sigma, entry.paper_relation, real_rel)
-            if real_rel != entry.paper_relation:
+            real_rel = _supported_relation(entry.real_sampling, paper_rel)
+            real_sigma = _convert_sigma(sigma, paper_rel, real_rel)
+            if real_rel != paper_rel:
                 combo["real_relation"] = (
                     f"{real_rel} (the only relation accounted for {entry.real_sampling}); "
-                    f"sigma {sigma:.4g} under {entry.paper_relation} is {real_sigma:.4g} "
+                    f"sigma {sigma:.4g} under {paper_rel} is {real_sigma:.4g} "
                     "under it for a clipped sum (sensitivity C vs 2C)")
             combo["real_sampling"] = _rows(acc.account(
                 real_sigma, _plan(entry, entry.real_sampling, steps), delta, real_rel))
         combos.append(combo)
-    sigma_needed = _sigma_under_each_relation(entry, combos)
     ev = {"entry": _entry(entry), "rtol": RTOL, "combinations": combos,
-          "sigma_needed_for_reported_epsilon": sigma_needed}
+          "sigma_needed_for_reported_epsilon": _sigma_under_each_relation(entry, combos)}
+    if entry.real_sampling == "shuffle":
+        return [_decide(claim, entry, combos, ev, seed, order_known=True),
+                _decide(claim, entry, combos, ev, seed, order_known=False)]
+    return [_decide(claim, entry, combos, ev, seed, order_known=True)]
 
-    def near_exact_above(rows):
-        """The exact row if present, else PLD, when it exceeds the reported value."""
-        for name in NEAR_EXACT:  # analytic-gaussian first
-            if name in rows:
-                return (name, rows[name]) if rows[name] > eps * (1 + RTOL) else None
-        return None
 
-    def bounded_by_reported(rows):
-        """A sound accountant's upper bound at most the reported value (within RTOL)."""
-        ok = {k: v for k, v in rows.items() if v <= eps * (1 + RTOL)}
-        return min(ok.items(), key=lambda kv: kv[1]) if ok else None
+def _near_exact_above(rows: dict, eps: float):
+    """The exact row if present, else a converged PLD row, when it exceeds ``eps``."""
+    for name in NEAR_EXACT:  # analytic-gaussian first
+        if name in rows:
+            return (name, rows[name]) if rows[name] > eps * (1 + RTOL) else None
+    return None
 
-    reproducing = [c for c in combos if c["reproduced_by"]]
-    # refuted under the real sampling (any combination that reproduces the paper's number,
-    # or all of them if none does)
-    for c in reproducing or combos:
-        hit = near_exact_above(c.get("real_sampling", {}))
-        if hit and stated_all and (sigma_known or c.get("sigma_calibrated_by")):
-            return Verdict(claim, f"real sampling: {entry.real_sampling}", "refuted",
-                           f"Refuted: with sigma = {c['sigma']:.4g} and {c['steps']} steps "
-                           f"({'stated' if sigma_known else 'the paper procedure'}), the "
-                           f"{entry.real_sampling} the algorithm performs gives epsilon = "
-                           f"{hit[1]:.4g} by {hit[0]} at delta = {c['delta']:g}, "
-                           f"{hit[1] / eps:.3g} x the reported {eps:g} (the paper accounted "
-                           f"{entry.paper_sampling}: {_fmt(c['paper_accounting'])}). For a "
-                           "shuffled pass this is exact when the order is known to the "
-                           "adversary; a hidden shuffle can only be more private.",
-                           evidence=ev, seed=seed, certificate=True)
-    if not reproducing and stated_all and sigma_known \
-            and entry.real_sampling == entry.paper_sampling:
-        ok = bounded_by_reported(combos[0]["paper_accounting"])
-        if ok:
-            return Verdict(claim, "as-reported", "holds",
-                           f"Holds, conservatively: no accountant reproduces {eps:g} within "
-                           f"{RTOL:.0%}, but {ok[0]} bounds epsilon by {ok[1]:.4g} <= reported "
-                           f"for the stated parameters ({_fmt(combos[0]['paper_accounting'])}).",
-                           evidence=ev, seed=seed)
-    if not reproducing:
-        if stated_all and sigma_known:
-            hit = near_exact_above(combos[0]["paper_accounting"])
+
+def _bounded_by(rows: dict, eps: float):
+    """The smallest sound upper bound, if it is at most ``eps`` (within RTOL)."""
+    ok = {k: v for k, v in rows.items() if v <= eps * (1 + RTOL)}
+    return min(ok.items(), key=lambda kv: kv[1]) if ok else None
+
+
+def _decide(claim, entry, combos, ev, seed, *, order_known: bool) -> Verdict:
+    """The verdict logic of the module docstring for one reading of the real sampling."""
+    eps = entry.reported_epsilon
+    sigma_known = bool(entry.noise_multipliers)
+    stated_all = entry.delta_stated and entry.steps_stated
+    fully_stated = stated_all and sigma_known and entry.sigma_stated
+    real_differs = entry.real_sampling != entry.paper_sampling
+    if entry.real_sampling == "shuffle":
+        reading = ("real sampling: shuffled pass, order known to the adversary" if order_known
+                   else "real sampling: shuffled pass, hidden order")
+    elif real_differs:
+        reading = f"real sampling: {entry.real_sampling}"
+    else:
+        reading = "as-reported"
+
+    def verdict(v, sentence, certificate=False):
+        return Verdict(claim, reading, v, sentence, evidence=ev, seed=seed,
+                       certificate=certificate)
+
+    own = [c for c in combos if c["paper_reading"]]
+    # 1. the paper's own sigma reading and parameters under its own accounting
+    if fully_stated:
+        for c in own:
+            hit = _near_exact_above(c["paper_accounting"], eps)
             if hit:
-                return Verdict(claim, "paper's own accounting", "refuted",
+                return verdict("refuted",
                                f"Refuted: the stated parameters under the paper's own sampling "
-                               f"({entry.paper_sampling}, {paper_rel}) give epsilon = "
-                               f"{hit[1]:.4g} by {hit[0]} > reported {eps:g} "
-                               f"({_fmt(combos[0]['paper_accounting'])}).",
-                               evidence=ev, seed=seed, certificate=True)
-        return Verdict(claim, "paper's own accounting", "inconclusive",
-                       f"Not reproduced within {RTOL:.0%} by any accountant for any "
-                       f"{'stated' if stated_all else 'plausible'} parameters "
-                       f"({_fmt(combos[0]['paper_accounting'])} for the first); "
-                       f"missing: {entry.missing or 'nothing'}.", evidence=ev, seed=seed)
-    c = reproducing[0]
-    how = (f"sigma = {c['sigma']:.4g}, {c['steps']} steps, delta = {c['delta']:g}, "
-           f"{entry.paper_sampling}/{paper_rel}, reproduced by {', '.join(c['reproduced_by'])}")
-    if not stated_all:
-        values = [f"delta={x['delta']:g}, steps={x['steps']}" for x in reproducing]
-        return Verdict(claim, "plausible parameters", "inconclusive",
-                       f"Reproduced only with unstated parameters ({'; '.join(values)}): "
-                       f"{how}. Missing: {entry.missing}.", evidence=ev, seed=seed)
-    if entry.real_sampling != entry.paper_sampling:
-        real = c.get("real_sampling", {})
-        uppers = {k: v for k, v in real.items() if k != "moments-accountant"}
-        if uppers and min(uppers.values()) <= eps * (1 + RTOL):
-            return Verdict(claim, f"real sampling: {entry.real_sampling}", "holds",
-                           f"Reproduced ({how}); the real {entry.real_sampling} sampling is "
-                           f"also within the reported value ({_fmt(real)}).",
-                           evidence=ev, seed=seed)
-        return Verdict(claim, f"real sampling: {entry.real_sampling}", "inconclusive",
-                       f"Reproduced ({how}), but the algorithm performs "
-                       f"{entry.real_sampling}, not the {entry.paper_sampling} accounted: only "
-                       f"upper bounds are available for it ({_fmt(real) or 'none supported'}).",
-                       evidence=ev, seed=seed)
-    if not sigma_known:
-        return Verdict(claim, "as-reported", "holds",
-                       f"Sigma is not reported; the paper's procedure gives sigma = "
-                       f"{c['sigma']:.4g} ({how}), and the algorithm's sampling is the one "
-                       "accounted.", evidence=ev, seed=seed)
-    return Verdict(claim, "as-reported", "holds",
-                   f"Reproduced ({how}); the algorithm's sampling is the one accounted.",
-                   evidence=ev, seed=seed)
+                               f"({entry.paper_sampling}) give epsilon = {hit[1]:.4g} by "
+                               f"{hit[0]} > reported {eps:g} ({_fmt(c['paper_accounting'])}).",
+                               certificate=True)
+    # 2. the real sampling, where a near-exact number exists (known order for a shuffle)
+    if real_differs and stated_all and (order_known or entry.real_sampling != "shuffle"):
+        for c in own:
+            hit = _near_exact_above(c.get("real_sampling", {}), eps)
+            if hit:
+                origin = "stated" if sigma_known else "from the paper's procedure"
+                return verdict(
+                    "refuted",
+                    f"Refuted: with sigma = {c['sigma']:.4g} ({origin}) and {c['steps']} steps, "
+                    f"the {entry.real_sampling} the algorithm performs gives epsilon = "
+                    f"{hit[1]:.4g} by {hit[0]} at delta = {c['delta']:g}, {hit[1] / eps:.3g} x "
+                    f"the reported {eps:g} (the paper accounted {entry.paper_sampling}: "
+                    f"{_fmt(c['paper_accounting'])})."
+                    + (" This is exact for an adversary who knows the pass order." if
+                       entry.real_sampling == "shuffle" else ""),
+                    certificate=True)
+    reproducing = [c for c in combos if c["reproduced_by"]]
+    shown = (reproducing or combos)[0]
+    how = (f"sigma = {shown['sigma']:.4g}, {shown['steps']} steps, delta = "
+           f"{shown['delta']:g}, {entry.paper_sampling}, "
+           + (f"reproduced by {', '.join(shown['reproduced_by'])}" if shown["reproduced_by"]
+              else f"not reproduced ({_fmt(shown['paper_accounting'])})"))
+    if not fully_stated:
+        missing = [n for n, ok in (("delta", entry.delta_stated),
+                                   ("the step count", entry.steps_stated),
+                                   ("sigma", entry.sigma_stated and sigma_known)) if not ok]
+        values = [f"delta={x['delta']:g}, steps={x['steps']}, sigma={x['sigma']:.4g}"
+                  for x in reproducing]
+        return verdict("inconclusive",
+                       f"The paper does not state {', '.join(missing)}; "
+                       + (f"the number is reproduced with {'; '.join(values[:4])}"
+                          if values else "no plausible value reproduces it")
+                       + (f" (sigma calibrated to it by {shown.get('sigma_calibrated_by')})"
+                          if not sigma_known else "")
+                       + (" and with the shuffled pass the algorithm performs, the known-order "
+                          "composition is only an upper bound when the order is hidden"
+                          if entry.real_sampling == "shuffle" and not order_known else "")
+                       + f". Missing: {entry.missing}")
+    # every parameter stated and the paper's own reading is not contradicted
+    rows = own[0]["paper_accounting"]
+    if real_differs:
+        real = own[0].get("real_sampling", {})
+        ok = _bounded_by(real, eps)
+        if ok:
+            return verdict("holds",
+                           f"Holds: {how}; for the {entry.real_sampling} the algorithm performs, "
+                           f"{ok[0]} bounds epsilon by {ok[1]:.4g} <= reported "
+                           f"({_fmt(real)}).")
+        return verdict("inconclusive",
+                       f"{how}; but the algorithm performs {entry.real_sampling}, not the "
+                       f"{entry.paper_sampling} accounted, and only upper bounds above the "
+                       f"reported value are available for it ({_fmt(real) or 'none'}).")
+    ok = _bounded_by(rows, eps)
+    if ok:
+        return verdict("holds",
+                       f"Holds: {how}; {ok[0]} bounds epsilon by {ok[1]:.4g} <= reported, and "
+                       "the algorithm's sampling is the one accounted.")
+    return verdict("inconclusive",
+                   f"{how}: every accountant's upper bound exceeds the reported {eps:g} and no "
+                   "near-exact one does by more than the tolerance.")
 
 
 def _convert_sigma(sigma: float, relation_from: str, relation_to: str) -> float:
@@ -310,7 +365,7 @@ def check_catalogue(entries=None, seed: int | None = None, tick=lambda name: Non
     out = []
     for e in entries if entries is not None else catalogue():
         tick(e.id)
-        out.append(check_reported(e, seed))
+        out.extend(check_reported(e, seed))
     return out
 
 
