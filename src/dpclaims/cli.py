@@ -33,10 +33,11 @@ def main():
 
 
 @main.command()
-@click.option("--paper", type=click.Choice(["dpsep", "accounting"]), default="dpsep",
+@click.option("--paper", type=click.Choice(["dpsep", "vips", "accounting"]), default="dpsep",
               show_default=True,
-              help="Which claims to check: DP-SEP's, or every privacy number the three "
-                   "papers report (accounting recomputation; --budget does not apply).")
+              help="Which claims to check: DP-SEP's, VIPS's (those implemented so far), or "
+                   "every privacy number the three papers report (accounting recomputation; "
+                   "--budget does not apply).")
 @click.option("--budget", type=click.Choice(["quick", "standard", "full", "smoke"]),
               default="quick", show_default=True,
               help="Effort: quick finishes in under 5 minutes on 2 cores; standard and full "
@@ -73,6 +74,10 @@ def audit(paper, budget, seed, out_dir, data_dir):
                 from dpclaims.reports.privacy_numbers import run_accounting_audit
 
                 verdicts, sections, meta, timings = run_accounting_audit(seed, tick)
+            elif paper == "vips":
+                from dpclaims.reports.vips import run_vips_audit
+
+                verdicts, sections, meta, timings = run_vips_audit(budget, seed, tick)
             else:
                 verdicts, sections, meta, timings = run_dpsep_audit(budget, seed, out_dir,
                                                                     data_dir, tick)

@@ -1,0 +1,49 @@
+"""`dpclaims audit --paper vips` (smoke budget): the verdicts with a known answer, and the
+same seed giving the same results.json."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from dpclaims.cli import main
+
+
+@pytest.fixture(scope="module")
+def vips_smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("vips")
+    result = CliRunner().invoke(main, ["audit", "--paper", "vips", "--budget", "smoke",
+                                       "--seed", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def verdicts(out):
+    return {(v["claim_id"], v["reading"]): v
+            for v in json.loads((out / "results.json").read_text())["verdicts"]}
+
+
+def test_known_answers(vips_smoke):
+    v = verdicts(vips_smoke)
+    # sqrt(2): two single-word documents on different word types (exact in the search)
+    lda = v[("vips/lda-sensitivity", "clipped, a = 0.1 (Alg. 3)")]
+    assert lda["verdict"] == "refuted"
+    assert lda["evidence"]["max_ratio"] == pytest.approx(2 ** 0.5, rel=1e-3)
+    assert v[("vips/alg2-noise-calibration", "LDA")]["verdict"] == "refuted"
+    # the log moment as printed is right only with sigma as the absolute std
+    assert v[("vips/log-moment-gaussian", "sigma-absolute")]["verdict"] == "holds"
+    assert v[("vips/log-moment-gaussian", "sigma-multiplier")]["verdict"] == "refuted"
+    # BLR's bounds are valid (and loose): no property test may find a violation
+    for (cid, _), x in v.items():
+        if cid == "vips/blr-sensitivity":
+            assert x["verdict"] == "holds" and x["evidence"]["max_ratio"] <= 1
+    assert any(cid == "vips/eps-lda" for cid, _ in v)
+
+
+def test_same_seed_same_json(vips_smoke, tmp_path):
+    result = CliRunner().invoke(main, ["audit", "--paper", "vips", "--budget", "smoke",
+                                       "--seed", "1", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "results.json").read_text() == (vips_smoke / "results.json").read_text()
