@@ -232,8 +232,19 @@ def _decide(claim, entry, combos, ev, seed, *, order_known: bool) -> Verdict:
     else:
         reading = "as-reported"
 
+    others = [c for c in combos if not c["paper_reading"]]
+    if others:
+        shown_others = "; ".join(
+            f"sigma = {c['sigma']:.4g}, delta = {c['delta']:g}: "
+            f"{min(c['paper_accounting'].items(), key=lambda kv: kv[1])[0]} "
+            f"{min(c['paper_accounting'].values()):.4g}" for c in others[:4])
+        alternatives = (f" Other readings of sigma (entry's sigma_note; the verdict rests on "
+                        f"the paper's own): {shown_others}.")
+    else:
+        alternatives = ""
+
     def verdict(v, sentence, certificate=False):
-        return Verdict(claim, reading, v, sentence, evidence=ev, seed=seed,
+        return Verdict(claim, reading, v, sentence + alternatives, evidence=ev, seed=seed,
                        certificate=certificate)
 
     own = [c for c in combos if c["paper_reading"]]
