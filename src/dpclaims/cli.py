@@ -33,11 +33,11 @@ def main():
 
 
 @main.command()
-@click.option("--paper", type=click.Choice(["dpsep", "vips", "accounting"]), default="dpsep",
-              show_default=True,
-              help="Which claims to check: DP-SEP's, VIPS's (those implemented so far), or "
-                   "every privacy number the three papers report (accounting recomputation; "
-                   "--budget does not apply).")
+@click.option("--paper", type=click.Choice(["dpsep", "vips", "accounting", "all"]),
+              default="dpsep", show_default=True,
+              help="Which claims to check: DP-SEP's, VIPS's (those implemented so far), every "
+                   "privacy number the three papers report (accounting recomputation; "
+                   "--budget does not apply to it), or all of them in one report.")
 @click.option("--budget", type=click.Choice(["quick", "standard", "full", "smoke"]),
               default="quick", show_default=True,
               help="Effort: quick finishes in under 5 minutes on 2 cores; standard and full "
@@ -52,7 +52,7 @@ def main():
                    "embedded statsmodels data sets are used.")
 def audit(paper, budget, seed, out_dir, data_dir):
     """Check a paper's claims and write a report with a verdict for each."""
-    from dpclaims.reports.dpsep import InputError, run_dpsep_audit
+    from dpclaims.reports.claims import InputError
     from dpclaims.reports.render import write_report
 
     console = Console(stderr=True)
@@ -70,17 +70,8 @@ def audit(paper, budget, seed, out_dir, data_dir):
             progress.update(task, description=f"[{paper}/{budget}] {name}")
 
         try:
-            if paper == "accounting":
-                from dpclaims.reports.privacy_numbers import run_accounting_audit
-
-                verdicts, sections, meta, timings = run_accounting_audit(seed, tick)
-            elif paper == "vips":
-                from dpclaims.reports.vips import run_vips_audit
-
-                verdicts, sections, meta, timings = run_vips_audit(budget, seed, tick)
-            else:
-                verdicts, sections, meta, timings = run_dpsep_audit(budget, seed, out_dir,
-                                                                    data_dir, tick)
+            verdicts, sections, meta, timings = _run_papers(paper, budget, seed, out_dir,
+                                                            data_dir, tick)
         except InputError as exc:
             raise click.UsageError(str(exc)) from exc
         progress.update(task, description="writing report")
@@ -95,6 +86,41 @@ def audit(paper, budget, seed, out_dir, data_dir):
                          verdicts=verdicts, sections=sections, run_info=run_info)
     _print_summary(f"{paper}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
                    paths)
+
+
+def _run_papers(paper, budget, seed, out_dir, data_dir, tick):
+    """Run one paper's checks, or all of them (``paper == "all"``), merged into one report."""
+    from dpclaims.reports.dpsep import run_dpsep_audit
+    from dpclaims.reports.privacy_numbers import run_accounting_audit
+    from dpclaims.reports.vips import run_vips_audit
+
+    runners = {
+        "dpsep": lambda: run_dpsep_audit(budget, seed, out_dir, data_dir, tick),
+        # under "all" the reported epsilons come once, from the accounting catalogue
+        "vips": lambda: run_vips_audit(budget, seed, tick, data_dir=data_dir, out_dir=out_dir,
+                                       include_catalogue=paper != "all"),
+        "accounting": lambda: run_accounting_audit(seed, tick, entries=_smoke_entries()
+                                                   if budget == "smoke" else None),
+    }
+    if paper != "all":
+        return runners[paper]()
+    verdicts, sections, meta, timings = [], [], {}, {}
+    for name, run in runners.items():
+        v, s, m, t = run()
+        verdicts += v
+        sections += [{**sec, "title": f"{name}: {sec['title']}"} for sec in s]
+        meta[name], timings[name] = m, t
+    return verdicts, sections, meta, timings
+
+
+def _smoke_entries():
+    """The smoke budget's accounting catalogue: the first entry of each paper."""
+    from dpclaims.reports.privacy_numbers import catalogue
+
+    first = {}
+    for e in catalogue():
+        first.setdefault(e.id.split("/")[0], e)
+    return list(first.values())
 
 
 def _print_summary(title, verdicts, paths, sentences: bool = False):
