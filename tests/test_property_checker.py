@@ -253,15 +253,6 @@ print(json.dumps(r.to_dict(), sort_keys=True))
 '''
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="known limitation, documented in property_tests/sensitivity.py: check_sensitivity "
-           "is reproducible per entry point, not across calling scripts: hypothesis (6.170) "
-           "mixes literal constants harvested from every local module in sys.modules "
-           "(hypothesis.internal.conjecture.providers._get_local_constants) into its draws, "
-           "so an unrelated constant in the caller's script changes the result for the same "
-           "seed (DESIGN: same seed, same JSON)")
 def test_same_seed_same_json_whatever_the_calling_script(tmp_path):
     import subprocess
     import sys

@@ -32,3 +32,27 @@ def test_log_moment_verdicts_by_reading():
                                                                        rel=1e-9)
     assert m.evidence["epsilon_single_release_from_printed"] < \
         m.evidence["epsilon_single_release_exact"]
+
+
+def test_every_vips_claim_is_quoted_exactly():
+    from pathlib import Path
+
+    from dpclaims.reports.vips import CLAIMS
+
+    paper = Path(__file__).resolve().parents[2] / "shared" / "papers" / "vips.txt"
+    if not paper.is_file():
+        pytest.skip(f"paper text not found at {paper}")
+    text = " ".join(paper.read_text().split())
+    for c in CLAIMS.values():
+        assert " ".join(c.statement.split()) in text, c.id
+
+
+def test_blr_audit_uses_the_papers_claim_and_cannot_refute():
+    from dpclaims.reports.vips import audit_blr_step
+
+    step, pair, res, exact = audit_blr_step(20_000, 0)
+    # the paper's reading: one Gaussian of multiplier sigma per step
+    import dp_accounting
+    assert res.claim.epsilon == pytest.approx(dp_accounting.get_epsilon_gaussian(1.0, 1e-3))
+    # the loose bounds make the pair's exact epsilon smaller than the claim
+    assert exact < res.claim.epsilon and pair.search_cost["mu"] <= (0.75 ** 0.5) + 1e-9

@@ -6,11 +6,13 @@ a pair violating it with hypothesis (guided by ``hypothesis.target`` towards lar
 ratios) and reports the largest ratio ||F(D) - F(D')|| / Delta it saw and, on a
 violation, the counterexample hypothesis shrank.
 
-Reproducibility: the same seed gives the same search from the same entry point
-(e.g. two runs of ``dpclaims audit``). hypothesis (6.17x) also mixes literal
-constants harvested from the caller's own local modules into its draws, so the
-same seed called from a different script can explore different examples; the
-verdict's evidence records the seed and the example count.
+Reproducibility: the same seed gives the same search, whatever script calls it and
+whatever modules are loaded. hypothesis (6.170) mixes literal constants harvested
+from every loaded local module into its draws (``hypothesis.internal.conjecture.
+providers._get_local_constants``), which would make the search depend on the
+caller; :func:`check_sensitivity` switches that harvesting off for the duration of
+its search (:func:`_no_local_constants`, tied to the pinned hypothesis version: it
+patches a private function, and fails loudly if that function disappears).
 
 Only floating-point rounding is forgiven. A query like DP-SEP's theta_new is a
 large vector (norm ~ N C) whose neighbouring difference is tiny (~ C / N), so the
@@ -26,6 +28,7 @@ and eps is float64's machine epsilon. Both allowances are reported.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from random import Random
 from typing import Any
@@ -83,6 +86,35 @@ class SensitivityCheck:
             "rounding_rtol": ROUNDING_RTOL,
             "rounding_ulps_of_magnitude": ROUNDING_ULPS,
         }
+
+
+@contextmanager
+def _no_local_constants():
+    """Make hypothesis draw no constants harvested from loaded local modules.
+
+    Patches ``providers._get_local_constants`` to return an empty pool and clears the
+    constants cache on entry and exit, so the draws depend only on the seed.
+
+    Raises
+    ------
+    RuntimeError
+        If the pinned hypothesis no longer has the function (the patch would be a
+        no-op and reproducibility silently lost).
+    """
+    from hypothesis.internal.conjecture import providers
+
+    original = getattr(providers, "_get_local_constants", None)
+    if original is None or not hasattr(providers, "CONSTANTS_CACHE"):
+        raise RuntimeError("hypothesis.internal.conjecture.providers no longer has "
+                           "_get_local_constants / CONSTANTS_CACHE: update _no_local_constants")
+    empty = type(providers._local_constants)()
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def check_sensitivity(
@@ -154,7 +186,8 @@ def check_sensitivity(
         suppress_health_check=list(HealthCheck),
     )
     try:
-        example = find(strategy, violates, settings=conf, random=Random(seed))
+        with _no_local_constants():
+            example = find(strategy, violates, settings=conf, random=Random(seed))
         cex_ratio = float(distance(example)) / claimed
         violated = True
     except NoSuchExample:

@@ -7,6 +7,7 @@ audits, accuracy) come with the reference implementations of LDA, BLR and SBN.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import dp_accounting
 import numpy as np
@@ -19,11 +20,21 @@ from dpclaims.algorithms.vips_blr import blr_statistics
 from dpclaims.algorithms.vips_sbn import init_sbn_params
 from dpclaims.analysis.validation import check_positive
 from dpclaims.audits.core import audit
-from dpclaims.audits.mechanism import canary_pair
+from dpclaims.audits.mechanism import (
+    NeighbouringPair,
+    PrivacyClaim,
+    canary_pair,
+    replace_one,
+    replace_record,
+)
 from dpclaims.audits.vips import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.reports.claims import Claim, InputError, Verdict
 from dpclaims.reports.privacy_numbers import catalogue, check_catalogue
+from dpclaims.reports.vips_blr_sbn_accuracy import BUDGETS as BLR_SBN_BUDGETS
+from dpclaims.reports.vips_blr_sbn_accuracy import check_blr_accuracy, check_sbn_accuracy
+from dpclaims.reports.vips_lda_accuracy import BUDGETS as LDA_BUDGETS
+from dpclaims.reports.vips_lda_accuracy import check_lda_accuracy
 
 PAPER = "VIPS (vips.txt)"
 
@@ -102,7 +113,7 @@ def check_log_moment(n_records: int = 39_074, sigma: float = 1.0,
                                evidence=ev))
         else:
             out.append(Verdict(
-                claim, reading, "refuted" if ratio.min() < 1 else "holds",
+                claim, reading, "refuted",
                 f"When {text}, the printed alpha(lambda) is Delta^2 = {sens ** 2:.3g} times the "
                 f"exact log moment (Delta = 2/N = {sens:.3g}): for one release with sigma = "
                 f"{sigma:g} eq. (5) then gives epsilon = "
@@ -110,7 +121,7 @@ def check_log_moment(n_records: int = 39_074, sigma: float = 1.0,
                 f"{ev['epsilon_single_release_exact']:.3g} at delta = {delta:g}. The formula is "
                 "right only with sigma as the absolute noise std; the reported epsilons are "
                 "consistent with the correct one (see the accounting catalogue).",
-                evidence=ev, certificate=ratio.min() < 1))
+                evidence=ev, certificate=True))
     return out
 
 
@@ -119,16 +130,18 @@ def check_log_moment(n_records: int = 39_074, sigma: float = 1.0,
 CLAIMS.update({
     "eq22": Claim(
         id="vips/eq22-sensitivity", paper=PAPER, location="Sec. 3.2.1, eq. 22",
-        statement=("$$\\Delta M_l = \\max_{\\substack{\\mathcal{D}, \\mathcal{D}' \\\\ "
-                   "d(\\mathcal{D}, \\mathcal{D}') \\le 1}} |M_l(\\mathcal{D}) - "
-                   "M_l(\\mathcal{D}')| \\le \\max_{\\mathcal{D}_N, q(\\boldsymbol{l}_N)} "
-                   "\\frac{2}{N} |\\mathbb{E}_{q(\\boldsymbol{l}_N)} \\mathbf{s}_l(\\mathcal{D}_N, "
-                   "\\boldsymbol{l}_N)|. \\tag{22}$$"),
+        statement=(
+            "$$\\Delta M_l = \\max_{\\substack{\\mathcal{D}, \\mathcal{D}' \\\\ \\mathrm{d}"
+            "(\\mathcal{D}, \\mathcal{D}') \\le 1}} |M_l(\\mathcal{D}) - M_l(\\mathcal{D"
+            "}')| \\le \\max_{\\substack{\\mathcal{D}_N, q(\\boldsymbol{l}_N)}} \\frac{2}"
+            '{N} |\\mathbb{E}_{q(\\boldsymbol{l}_N)} \\mathbf{s}_l(\\mathcal{D}_N, \\bol'
+            'dsymbol{l}_N)|. \\tag{22}$$'),
         check="hypothesis property test (BLR statistics, per coordinate, N records)"),
     "eq23": Claim(
         id="vips/eq23-minibatch-sensitivity", paper=PAPER, location="Sec. 3.2.3, eq. 23",
-        statement=("$$\\Delta M_l \\le \\max_{\\mathcal{D}_S, q(l_S)} \\frac{2}{S} "
-                   "|\\mathbb{E}_{q(l_S)} \\mathbf{s}_l(\\mathcal{D}_S, l_S)| . \\tag{23}$$"),
+        statement=(
+            '$$\\Delta M_l \\le \\max_{\\mathcal{D}_S, q(l_S)} \\frac{2}{S} |\\mathbb{E}_'
+            '{q(l_S)} \\mathbf{s}_l(\\mathcal{D}_S, l_S)| . \\tag{23}$$'),
         check="hypothesis property test (BLR statistics, per coordinate, S records)"),
     "blr": Claim(
         id="vips/blr-sensitivity", paper=PAPER, location="App., eqs. 57 and 59",
@@ -353,12 +366,14 @@ def check_alg2_calibration(blr: list[Verdict], lda: list[Verdict],
 CLAIMS.update({
     "audit-lda": Claim(
         id="vips/empirical-audit-lda", paper=PAPER, location="Algorithm 3",
-        statement=("Output the perturbed expected sufficient statistics $\\tilde{\\bar{\\mathbf"
-                   "{s}}}$ using clipped sensitivity a N / S."),
+        statement=("Output the perturbed expected sufficient statistics \\tilde{\\mathbf{s}}_k^v "
+                   "= \\bar{\\mathbf{s}} + Y_k^v, where Y_k^v is Gaussian noise given in Eq. "
+                   "27, but using clipped sensitivity a\\frac{N}{S}."),
         check="empirical audit of one released step (Clopper-Pearson certificate)"),
     "audit-blr": Claim(
         id="vips/empirical-audit-blr", paper=PAPER, location="Algorithms 4 and 5",
-        statement="Using the sensitivity given in Eq. 57 and Eq. 59",
+        statement=("Using the sensitivity of the expected sufficient statistics given in Eq. "
+                   "57 and Eq. 59"),
         check="empirical audit of one released step (Clopper-Pearson certificate)"),
 })
 
@@ -379,9 +394,30 @@ def audit_lda_step(n_trials: int, seed: int, sigma: float = 1.24, delta: float =
     return step, pair, audit(step, pair, n_trials, seed=seed)
 
 
+@dataclass(frozen=True)
+class _ClaimedAs:
+    """A mechanism audited against another reading of its claim (same release)."""
+
+    inner: object
+    claim: PrivacyClaim
+    name: str
+
+    def release(self, data, rng, n):
+        return self.inner.release(data, rng, n)
+
+
 def audit_blr_step(n_trials: int, seed: int, sigma: float = 1.0, delta: float = 1e-3):
-    """Audit one VIPS-BLR release (d = 3, S = 50, sigma = 1, delta = 1e-3 as in Fig. 6) on the
-    searched canary pair (records +-e_i with both labels)."""
+    """Audit one VIPS-BLR release (d = 3, S = 50, sigma = 1, delta = 1e-3 as in Fig. 6).
+
+    The claim audited is the paper's reading: one Gaussian mechanism of multiplier sigma
+    per step ("Compute the privacy loss ... (Wang et al., 2019)" with sigma). The pair is
+    the candidate pair (records +-e_i with both labels at position 0) whose query change,
+    divided coordinate-wise by the release's noise std (s1 and s2 get different noise),
+    is largest: that ratio mu makes the pair exactly mu-GDP, so its exact epsilon is in
+    the evidence. With the paper's own (loose) sensitivities mu <= sqrt(1/4 + 1/2) / sigma
+    < 1 / sigma, so this audit cannot refute the claim: it measures how far below it the
+    release is.
+    """
     d, s = 3, 50
     rng = np.random.default_rng(seed)
     step = VIPSBLRStep(mean=rng.normal(size=d), cov=0.1 * np.eye(d), noise_multiplier=sigma,
@@ -391,37 +427,55 @@ def audit_blr_step(n_trials: int, seed: int, sigma: float = 1.0, delta: float = 
     y = rng.integers(0, 2, s).astype(float)
     candidates = [(sign * np.eye(d)[i], float(lab)) for i in range(d) for sign in (1, -1)
                   for lab in (0, 1)]
-    pair = canary_pair(step, (x, y), candidates, index=0)
-    return step, pair, audit(step, pair, n_trials, seed=seed)
+    z = np.stack([step.query(replace_record((x, y), 0, c)) / step.noise_std
+                  for c in candidates])
+    dist = np.linalg.norm(z[:, None, :] - z[None, :, :], axis=-1)
+    i, j = np.unravel_index(int(np.argmax(dist)), dist.shape)
+    mu = float(dist[i, j])
+    pair = replace_one((x, y), 0, candidates[j], baseline_record=candidates[i])
+    pair = NeighbouringPair(pair.d0, pair.d1, "replace-one",
+                            f"candidate search: best of {len(candidates)} records at position 0 "
+                            f"by noise-normalised distance (mu = {mu:.4g})",
+                            {"query_evaluations": len(candidates),
+                             "distances": len(candidates) * (len(candidates) - 1) // 2,
+                             "mu": mu})
+    paper = PrivacyClaim(dp_accounting.get_epsilon_gaussian(sigma, delta), delta, "replace-one",
+                         dp_accounting.GaussianDpEvent(sigma))
+    mech = _ClaimedAs(step, paper, "vips-blr-step (paper: one Gaussian per step)")
+    res = audit(mech, pair, n_trials, seed=seed)
+    return step, pair, res, float(dp_accounting.get_epsilon_gaussian(1 / mu, delta))
 
 
 def check_audits(n_trials: int, seed: int) -> list[Verdict]:
-    """vips/empirical-audit-lda and -blr."""
+    """vips/empirical-audit-lda and -blr (one release each, on a searched pair)."""
     out = []
-    for key, fn, true_note in (
-            ("audit-lda", audit_lda_step,
-             lambda st, p: dp_accounting.get_epsilon_gaussian(
-                 st.noise_std / p.search_cost["query_distance"], st.delta)),
-            ("audit-blr", audit_blr_step, None)):
-        step, pair, res = fn(n_trials, seed)
-        ev = {"audit": res.to_dict(), "pair": pair.to_dict()}
-        if true_note is not None:
-            ev["exact_epsilon_of_this_pair"] = float(true_note(step, pair))
-        claimed = res.claim.epsilon
-        if res.refutes_claim:
+    step, pair, res = audit_lda_step(n_trials, seed)
+    exact_lda = float(dp_accounting.get_epsilon_gaussian(
+        step.noise_std / pair.search_cost["query_distance"], step.delta))
+    _, pair_b, res_b, exact_blr = audit_blr_step(n_trials, seed)
+    for key, r, p, exact, note in (
+            ("audit-lda", res, pair, exact_lda, ""),
+            ("audit-blr", res_b, pair_b, exact_blr,
+             " With the paper's loose sensitivities no pair can exceed the claim (mu <= "
+             "0.866 / sigma < 1 / sigma), so this audit cannot refute; it shows how far below "
+             "the claim one release is.")):
+        ev = {"audit": r.to_dict(), "pair": p.to_dict(), "exact_epsilon_of_this_pair": exact}
+        claimed = r.claim.epsilon
+        if r.refutes_claim:
             out.append(Verdict(CLAIMS[key], "as-printed", "refuted",
-                               f"Refuted: certified epsilon >= {res.epsilon_lower_bound:.4g} > "
+                               f"Refuted: certified epsilon >= {r.epsilon_lower_bound:.4g} > "
                                f"claimed {claimed:.4g} for one release ({n_trials} trials per "
                                f"dataset, 95 % confidence; GDP estimate "
-                               f"{res.epsilon_gdp_estimate:.3g}).", evidence=ev, seed=seed,
-                               certificate=True))
+                               f"{r.epsilon_gdp_estimate:.3g}; this pair's exact epsilon "
+                               f"{exact:.3g}).{note}", evidence=ev, seed=seed, certificate=True))
         else:
             out.append(Verdict(CLAIMS[key], "as-printed", "inconclusive",
-                               f"Not refuted: certified epsilon >= {res.epsilon_lower_bound:.4g} "
+                               f"Not refuted: certified epsilon >= {r.epsilon_lower_bound:.4g} "
                                f"against the claimed {claimed:.4g} for one release ({n_trials} "
-                               f"trials per dataset; GDP estimate "
-                               f"{res.epsilon_gdp_estimate:.3g}). An audit can refute privacy "
-                               "but not prove it.", evidence=ev, seed=seed, certificate=True))
+                               f"trials per dataset; GDP estimate {r.epsilon_gdp_estimate:.3g}; "
+                               f"this pair's exact epsilon {exact:.3g}). An audit can refute "
+                               f"privacy but not prove it.{note}", evidence=ev, seed=seed,
+                               certificate=True))
     return out
 
 
@@ -430,10 +484,14 @@ def check_audits(n_trials: int, seed: int) -> list[Verdict]:
 BUDGETS = {
     # smoke exists for the project's tests: every check runs, small; the accounting
     # catalogue on its first two VIPS entries only.
-    "smoke": {"examples": 25, "audit_trials": 20_000, "catalogue": 2},
-    "quick": {"examples": 150, "audit_trials": 2_000_000, "catalogue": None},
-    "standard": {"examples": 600, "audit_trials": 5_000_000, "catalogue": None},
-    "full": {"examples": 2_000, "audit_trials": 20_000_000, "catalogue": None},
+    "smoke": {"examples": 25, "audit_trials": 20_000, "catalogue": 2,
+              **LDA_BUDGETS["smoke"], **BLR_SBN_BUDGETS["smoke"]},
+    "quick": {"examples": 150, "audit_trials": 2_000_000, "catalogue": None,
+              **LDA_BUDGETS["quick"], **BLR_SBN_BUDGETS["quick"]},
+    "standard": {"examples": 600, "audit_trials": 5_000_000, "catalogue": None,
+                 **LDA_BUDGETS["standard"], **BLR_SBN_BUDGETS["standard"]},
+    "full": {"examples": 2_000, "audit_trials": 20_000_000, "catalogue": None,
+             **LDA_BUDGETS["full"], **BLR_SBN_BUDGETS["full"]},
 }
 
 
@@ -465,18 +523,24 @@ def run_vips_audit(budget_name: str, seed: int, tick=lambda name: None, *, data_
     sbn = timed("SBN sensitivity", lambda: check_sbn_sensitivity(b["examples"], seed))
     verdicts += blr + lda + sbn + check_alg2_calibration(blr, lda, sbn)
     verdicts += timed("audits", lambda: check_audits(b["audit_trials"], seed))
+    lda_acc, lda_figs = timed("LDA accuracy", lambda: check_lda_accuracy(
+        {**b, "name": budget_name}, seed, data_dir=data_dir, out_dir=out_dir))
+    verdicts += lda_acc
+    blr_acc, blr_figs = timed("BLR accuracy", lambda: check_blr_accuracy(
+        {**b, "name": budget_name}, seed, data_dir=data_dir, out_dir=out_dir))
+    sbn_acc, sbn_figs = timed("SBN accuracy", lambda: check_sbn_accuracy(
+        {**b, "name": budget_name}, seed, out_dir=out_dir))
+    verdicts += blr_acc + sbn_acc
     if include_catalogue:
         entries = [e for e in catalogue() if e.id.startswith("vips/")][: b["catalogue"]]
         verdicts += timed("reported epsilons", lambda: check_catalogue(entries))
     for v in verdicts:
         v.budget = budget_name
-    sections = [{
-        "title": "Not yet checked",
-        "text": ("The accuracy claims (moments accountant vs strong composition in held-out "
-                 "perplexity, clipping at the same privacy, private BLR approaching "
-                 "non-private accuracy) need the reduced-size reproductions of Figs. 2-3, 5-6 "
-                 "and 8; the reference implementations are in dpclaims.algorithms.vips_lda, "
-                 "vips_blr and vips_sbn."),
-    }]
+    sections = [{"title": title, "text": ("Reduced-size reproduction; the sizes are in each "
+                                          "verdict's evidence."), "figures": list(figs)}
+                for title, figs in (("LDA: held-out perplexity per iteration (Fig. 3)", lda_figs),
+                                    ("BLR: test AUC against sigma (Fig. 6)", blr_figs),
+                                    ("SBN: moments accountant vs strong composition (Fig. 8)",
+                                     sbn_figs)) if figs]
     meta = {"paper": "vips", "seed": seed, "budget": budget_name, "budget_values": b}
     return verdicts, sections, meta, timings

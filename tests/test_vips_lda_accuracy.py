@@ -1,0 +1,182 @@
+"""Tests of the VIPS LDA accuracy checks (dpclaims.reports.vips_lda_accuracy)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpclaims.analysis.accounting import Sampling, account, calibrate_noise_multiplier
+from dpclaims.reports.claims import VERDICTS, InputError
+from dpclaims.reports.vips_lda_accuracy import (
+    BUDGETS,
+    CLAIMS,
+    FIGURE,
+    check_lda_accuracy,
+    classic_gaussian_multiplier,
+    lda_verdict,
+    min_pairs,
+    paired_decision,
+    strong_composition_step,
+    strong_composition_total,
+)
+
+PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "vips.txt"
+IDS = {"vips/lda-ma-beats-strong-composition", "vips/lda-clipping-helps",
+       "vips/lda-ma-beats-word-frequency"}
+
+
+# --------------------------------------------------------------------------- strong composition
+
+
+@pytest.mark.parametrize("total_eps", [0.5, 1.904, 2.38, 8.0])
+@pytest.mark.parametrize("steps", [1, 20, 400])
+@pytest.mark.parametrize("q", [None, 0.05])
+def test_strong_composition_reproduces_total(total_eps, steps, q):
+    sc = strong_composition_step(total_eps, 1e-4, steps, sampling_rate=q)
+    eps, delta = strong_composition_total(sc.eps_step, sc.delta_step, steps, sc.delta_slack)
+    assert abs(eps - total_eps) < 1e-6
+    assert abs(sc.reproduced_total_epsilon - total_eps) < 1e-6
+    assert delta == pytest.approx(1e-4, rel=1e-12)
+    assert sc.delta_slack == pytest.approx(5e-5) and sc.delta_step * steps == pytest.approx(5e-5)
+    if q is None:
+        assert sc.eps_base == sc.eps_step and sc.delta_base == sc.delta_step
+    else:  # amplification inverted: log(1 + q (e^eps_base - 1)) = eps'
+        assert math.log1p(q * math.expm1(sc.eps_base)) == pytest.approx(sc.eps_step, rel=1e-12)
+        assert sc.delta_base * q == pytest.approx(sc.delta_step)
+    assert sc.noise_multiplier == pytest.approx(classic_gaussian_multiplier(sc.eps_base,
+                                                                            sc.delta_base))
+
+
+def test_strong_composition_formula_known_value():
+    # J = 1: eps'(e^eps' - 1) + sqrt(2 log(1/delta'')) eps'
+    eps, delta = strong_composition_total(0.1, 1e-6, 1, 1e-5)
+    assert eps == pytest.approx(0.1 * math.expm1(0.1) + math.sqrt(2 * math.log(1e5)) * 0.1)
+    assert delta == pytest.approx(1e-5 + 1e-6)
+
+
+@pytest.mark.parametrize("d, s, steps", [(240, 12, 20), (240, 12, 40), (95, 5, 19)])
+def test_strong_composition_needs_more_noise_than_ma(d, s, steps):
+    sampling = Sampling("without-replacement", d, s, steps=steps)
+    eps = account(1.24, sampling, 1e-4, "replace-one").row("dp_accounting-rdp").epsilon
+    ma_sigma = calibrate_noise_multiplier(eps, 1e-4, sampling, accountant="dp_accounting-rdp")
+    assert ma_sigma == pytest.approx(1.24, rel=2e-3)
+    for q in (None, s / d):
+        sc = strong_composition_step(eps, 1e-4, steps, sampling_rate=q)
+        assert sc.noise_multiplier > 2 * ma_sigma
+
+
+def test_strong_composition_rejects_bad_input():
+    for args in ((0.0, 1e-4, 5), (1.0, 0.0, 5), (1.0, 1e-4, 0)):
+        with pytest.raises(ValueError):
+            strong_composition_step(*args)
+    with pytest.raises(ValueError):
+        strong_composition_step(1.0, 1e-4, 5, sampling_rate=1.5)
+
+
+# --------------------------------------------------------------------------- verdict logic
+
+
+def test_min_pairs():
+    assert min_pairs(0.05) == 5 and min_pairs(0.01) == 7
+
+
+def test_paired_decision_holds_refuted_inconclusive():
+    rng = np.random.default_rng(0)
+    worse = 30 + rng.normal(size=6)
+    better = worse - 2.0
+    v, st = paired_decision(better, worse)
+    assert v == "holds" and st["n_in_stated_direction"] == 6
+    assert st["p_stated_direction"] == pytest.approx(0.5 ** 6)
+    v, st = paired_decision(worse, better)
+    assert v == "refuted" and st["p_opposite_direction"] == pytest.approx(0.5 ** 6)
+    # all three seeds in the stated direction, but three cannot reach 0.05
+    v, st = paired_decision(better[:3], worse[:3])
+    assert v == "inconclusive" and st["p_stated_direction"] == pytest.approx(0.125)
+    # mixed directions
+    mixed = worse + np.array([1, -1, 1, -1, 1, -1])
+    assert paired_decision(mixed, worse)[0] == "inconclusive"
+    # ties are dropped; a constant baseline broadcasts
+    v, st = paired_decision(np.array([1.0, 1.0, 2.0]), 2.0)
+    assert st["n_ties"] == 1 and v == "inconclusive"
+    with pytest.raises(ValueError):
+        paired_decision([np.nan], [1.0])
+
+
+def test_lda_verdict_sentences_and_guard():
+    claim = CLAIMS["word-frequency"]
+    better, worse = np.full(5, 10.0), np.full(5, 20.0)
+    v = lda_verdict(claim, "r", "MA", "wf", better, worse, seed=3, budget="b")
+    assert v.verdict == "holds" and v.certificate and "5 of 5" in v.sentence
+    v = lda_verdict(claim, "r", "MA", "wf", worse, better)
+    assert v.verdict == "refuted" and v.certificate and "reduced size" in v.sentence
+    guard = paired_decision(worse, better)  # non-private also loses: outside the regime
+    v = lda_verdict(claim, "r", "MA", "wf", worse, better, guard=guard)
+    assert v.verdict == "inconclusive" and "regime" in v.sentence
+    assert "regime_guard" in v.evidence
+    v = lda_verdict(claim, "r", "MA", "wf", better[:2], worse[:2])
+    assert v.verdict == "inconclusive" and "needs at least 5" in v.sentence
+    json.dumps(v.to_dict())
+
+
+def test_statements_are_quoted_exactly():
+    if not PAPER.is_file():
+        pytest.skip(f"paper text not found at {PAPER}")
+    text = PAPER.read_text(encoding="utf-8")
+    for claim in CLAIMS.values():
+        assert claim.statement in text, claim.id
+
+
+# --------------------------------------------------------------------------- the smoke run
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lda")
+    verdicts, figures = check_lda_accuracy({**BUDGETS["smoke"], "name": "smoke"}, 0,
+                                           out_dir=out)
+    return verdicts, figures, out
+
+
+def test_smoke_run_returns_three_claims(smoke):
+    verdicts, figures, out = smoke
+    assert {v.claim.id for v in verdicts} == IDS
+    for v in verdicts:
+        assert v.verdict in VERDICTS
+        # the exact sign test decides: a certificate exactly when it is significant
+        assert v.certificate == (v.verdict in ("holds", "refuted"))
+        assert v.seed == 0 and v.budget == "smoke"
+        ev = v.evidence
+        st = ev["test"]
+        assert st["n_pairs"] == BUDGETS["smoke"]["lda_seeds"]
+        assert all(math.isfinite(x) for x in (st["mean_better"], st["mean_worse"],
+                                              ev["word_frequency_perplexity"]))
+        setting = ev["setting"]
+        assert setting["synthetic"] and "synthetic" in v.sentence
+        for key in ("D_train", "S", "J", "K", "V", "N_doc_length", "epsilon_MA", "delta"):
+            assert key in setting
+        assert setting["strong_composition"]["reproduced_total_epsilon"] == pytest.approx(
+            setting["epsilon_MA"], abs=1e-6)
+        json.dumps(v.to_dict())
+    for m, s in verdicts[0].evidence["final_perplexity"].items():
+        assert len(s["per_seed"]) == 2 and s["mean"] > 1, m
+
+
+def test_smoke_figure_written(smoke):
+    verdicts, figures, out = smoke
+    assert figures == [FIGURE]
+    path = out / FIGURE
+    assert path.is_file() and path.stat().st_size > 1000
+    assert all(v.figures == [FIGURE] for v in verdicts)
+
+
+def test_bad_budget_and_data_dir():
+    with pytest.raises(InputError):
+        check_lda_accuracy({"lda_seeds": 0, "lda_epochs": 1}, 0)
+    with pytest.raises(InputError):
+        check_lda_accuracy({"lda_seeds": 2}, 0)
+    with pytest.raises(InputError):
+        check_lda_accuracy(BUDGETS["smoke"], 0, data_dir="/nonexistent/dpclaims-data")
