@@ -64,6 +64,7 @@ import dp_accounting
 import numpy as np
 from scipy.special import expit
 
+from dpclaims.algorithms.vips_blr import pg_mean
 from dpclaims.analysis.validation import (
     check_count,
     check_finite_array,
@@ -185,25 +186,6 @@ def init_sbn_params(n_visible: int, n_hidden: int, seed=0, *, scale: float = 0.1
 
 
 # --------------------------------------------------------------------------- E-step
-
-
-def pg_mean(c) -> np.ndarray:
-    """Mean of PG(1, c): tanh(c / 2) / (2 c), with its limit 1/4 at c = 0 (VIPS Sec. 6.2, Fig. 4).
-
-    Parameters
-    ----------
-    c : array_like
-        Tilting parameters, >= 0 (any shape).
-
-    Returns
-    -------
-    ndarray
-        Same shape, values in (0, 1/4].
-    """
-    c = np.abs(np.asarray(c, dtype=float))
-    small = c < 1e-4
-    safe = np.where(small, 1.0, c)
-    return np.where(small, 0.25 - c * c / 48.0, np.tanh(safe / 2.0) / (2.0 * safe))
 
 
 def _check_binary(y, name: str, n_visible: int | None = None) -> np.ndarray:

@@ -117,7 +117,8 @@ from dpclaims.algorithms.vips_blr import evaluate, run_vips_blr, vb_blr_full_bat
 from dpclaims.algorithms.vips_sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
 from dpclaims.analysis.accounting import Sampling, account
 from dpclaims.reports.claims import Claim, InputError, Verdict
-from dpclaims.reports.vips_lda_accuracy import strong_composition_step
+from dpclaims.reports.vips_lda_accuracy import min_pairs, strong_composition_step
+from dpclaims.reports.vips_lda_accuracy import sign_test as _sign_test
 
 PAPER = "VIPS (vips.txt)"
 
@@ -238,11 +239,6 @@ def trend_decision(auc, level: float = LEVEL) -> tuple[str, dict]:
     }
 
 
-def min_pairs(level: float = LEVEL) -> int:
-    """Fewest untied pairs with which a one-sided sign test can reach ``level``."""
-    return math.ceil(math.log(level) / math.log(0.5))
-
-
 def sign_test(better, worse) -> dict:
     """Exact one-sided sign tests on d_i = better_i - worse_i (higher is better, ties
     dropped): p for "better > worse" and p for the opposite, plus counts and means."""
@@ -250,15 +246,8 @@ def sign_test(better, worse) -> dict:
     w = np.asarray(worse, dtype=float).ravel()
     if b.size == 0 or b.shape != w.shape or not (np.isfinite(b).all() and np.isfinite(w).all()):
         raise ValueError("better and worse must be non-empty finite arrays of one length")
-    d = b - w
-    n_pos, n_neg = int((d > 0).sum()), int((d < 0).sum())
-    n = n_pos + n_neg
-    p_s = stats.binomtest(n_pos, n, 0.5, alternative="greater").pvalue if n else 1.0
-    p_o = stats.binomtest(n_neg, n, 0.5, alternative="greater").pvalue if n else 1.0
-    return {"n_pairs": int(d.size), "n_in_stated_direction": n_pos, "n_opposite": n_neg,
-            "n_ties": int(d.size - n), "p_stated_direction": float(p_s),
-            "p_opposite_direction": float(p_o), "mean_better": float(b.mean()),
-            "mean_worse": float(w.mean()), "mean_difference": float(d.mean())}
+    return {**_sign_test(b - w), "mean_better": float(b.mean()), "mean_worse": float(w.mean()),
+            "mean_difference": float((b - w).mean())}
 
 
 def paired_sizes_decision(better_by_size: dict, worse_by_size: dict,
