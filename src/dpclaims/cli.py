@@ -33,9 +33,9 @@ def main():
 
 
 @main.command()
-@click.option("--paper", type=click.Choice(["dpsep", "vips", "accounting", "all"]),
+@click.option("--paper", type=click.Choice(["dpsep", "vips", "dpvim", "accounting", "all"]),
               default="dpsep", show_default=True,
-              help="Which claims to check: DP-SEP's, VIPS's (those implemented so far), every "
+              help="Which claims to check: DP-SEP's, VIPS's, DPVIm's, every "
                    "privacy number the three papers report (accounting recomputation; "
                    "--budget does not apply to it), or all of them in one report.")
 @click.option("--budget", type=click.Choice(["quick", "standard", "full", "smoke"]),
@@ -91,6 +91,7 @@ def audit(paper, budget, seed, out_dir, data_dir):
 def _run_papers(paper, budget, seed, out_dir, data_dir, tick):
     """Run one paper's checks, or all of them (``paper == "all"``), merged into one report."""
     from dpclaims.reports.dpsep import run_dpsep_audit
+    from dpclaims.reports.dpvim import run_dpvim_audit
     from dpclaims.reports.privacy_numbers import run_accounting_audit
     from dpclaims.reports.vips import run_vips_audit
 
@@ -99,6 +100,8 @@ def _run_papers(paper, budget, seed, out_dir, data_dir, tick):
         # under "all" the reported epsilons come once, from the accounting catalogue
         "vips": lambda: run_vips_audit(budget, seed, tick, data_dir=data_dir, out_dir=out_dir,
                                        include_catalogue=paper != "all"),
+        "dpvim": lambda: run_dpvim_audit(budget, seed, tick, data_dir=data_dir, out_dir=out_dir,
+                                         include_catalogue=paper != "all"),
         "accounting": lambda: run_accounting_audit(seed, tick, entries=_smoke_entries()
                                                    if budget == "smoke" else None),
     }
