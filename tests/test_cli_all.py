@@ -19,5 +19,5 @@ def test_all_papers_in_one_report(tmp_path):
     assert not [k for k, c in Counter(ids).items() if c > 1]  # each verdict once
     prefixes = {cid.split("/")[0] for cid, _ in ids}
     assert prefixes >= {"dpsep", "vips", "dpvim"}
-    assert set(data["meta"]) == {"dpsep", "vips", "accounting"}
+    assert set(data["meta"]) == {"dpsep", "vips", "dpvim", "accounting"}
     assert all(s["title"].split(":")[0] in data["meta"] for s in data["sections"])
