@@ -609,6 +609,16 @@ def test_dp_step_canary_added_exactly_and_oversized_rejected(variant):
     with pytest.raises(ValueError, match="canary must have shape"):
         dp_step(variant, model, family, xi, eta, x, y, w, n_total, clip, nm, psi, b,
                 canary=canary[:, :-1])
+    # several canaries: their summed contribution is bounded by count x C
+    two = dp_step(variant, model, family, xi, eta, x, y, w, n_total, clip, nm, psi, b,
+                  canary=2 * canary, canary_count=np.full(3, 2.0))
+    np.testing.assert_allclose(two.released - plain.released, 2 * canary, atol=1e-12)
+    with pytest.raises(ValueError, match="canary_count"):
+        dp_step(variant, model, family, xi, eta, x, y, w, n_total, clip, nm, psi, b,
+                canary=2 * canary, canary_count=np.ones(3))
+    with pytest.raises(ValueError, match="canary_count"):
+        dp_step(variant, model, family, xi, eta, x, y, w, n_total, clip, nm, psi, b,
+                canary=canary, canary_count=np.ones(2))
 
 
 def test_dp_step_clip_fraction_on_hand_made_batch():

@@ -307,6 +307,7 @@ def family_for(variant: str, dim: int, transform: str = "softplus"):
 
 
 def check_variant(variant: str) -> str:
+    """Return ``variant``; ValueError naming it unless it is one of :data:`VARIANTS`."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     return variant
@@ -393,7 +394,7 @@ class StepOutput:
 
 def dp_step(variant, model, family, xi, eta, x, y, weights, n_total, clip, noise_multiplier,
             noise, batch_scale, *, entropy_weight="per-example", alg2_line4="natural",
-            canary=None):
+            canary=None, canary_count=None):
     """The noisy gradient of one DP-SGD step for R runs (see the module docstring).
 
     Parameters
@@ -413,9 +414,12 @@ def dp_step(variant, model, family, xi, eta, x, y, weights, n_total, clip, noise
     batch_scale : float
         B (or q N): the noisy sum is divided by it.
     canary : (R, k) or None
-        A per-run extra clipped contribution added to the released sum (a gradient
-        canary for audits: the contribution of one record whose gradient the
-        adversary chooses). Must have norm <= clip (ValueError otherwise).
+        A per-run extra contribution added to the released sum: the summed clipped
+        contributions of the batch's gradient canaries (records whose gradient the
+        adversary chooses, for audits). Must have norm <= canary_count * clip
+        (ValueError otherwise).
+    canary_count : (R,) or None
+        How many canaries each run's ``canary`` sums (default: one per run).
 
     Returns
     -------
@@ -434,7 +438,7 @@ def dp_step(variant, model, family, xi, eta, x, y, weights, n_total, clip, noise
             per, gamma = clip_rows(g_m, clip)
         released = np.sum(per * w, axis=1)
         if canary is not None:
-            released = released + _check_canary(canary, clip, released.shape)
+            released = released + _check_canary(canary, clip, released.shape, canary_count)
         released = released + noise_multiplier * clip * noise
         g_tilde = released / batch_scale
         ent_w = 1.0 / n_total if entropy_weight == "per-example" else 1.0 / batch_scale
@@ -453,7 +457,7 @@ def dp_step(variant, model, family, xi, eta, x, y, weights, n_total, clip, noise
         joint, gamma = clip_rows(np.concatenate([g_m, g_s], axis=-1), clip)
         released = np.sum(joint * w, axis=1)
         if canary is not None:
-            released = released + _check_canary(canary, clip, released.shape)
+            released = released + _check_canary(canary, clip, released.shape, canary_count)
         released = released + noise_multiplier * clip * noise
         direction = released / batch_scale
     clipped = (gamma < 1.0) * weights
@@ -462,12 +466,15 @@ def dp_step(variant, model, family, xi, eta, x, y, weights, n_total, clip, noise
     return StepOutput(released, direction, frac)
 
 
-def _check_canary(canary, clip, shape):
+def _check_canary(canary, clip, shape, count=None):
     canary = np.asarray(canary, dtype=float)
     if canary.shape != shape:
         raise ValueError(f"canary must have shape {shape}, got {canary.shape}")
-    if np.any(np.linalg.norm(canary, axis=-1) > clip * (1 + 1e-12)):
-        raise ValueError(f"canary gradients must have norm <= clip = {clip}")
+    count = np.ones(shape[0]) if count is None else np.asarray(count, dtype=float)
+    if count.shape != shape[:1] or np.any(count < 0) or not np.all(np.isfinite(count)):
+        raise ValueError(f"canary_count must be {shape[:1]} non-negative counts, got {count!r}")
+    if np.any(np.linalg.norm(canary, axis=-1) > count * clip * (1 + 1e-12)):
+        raise ValueError(f"canary gradients must have norm <= canary_count x clip = {clip}")
     return canary
 
 

@@ -245,7 +245,7 @@ def fit_ar1(trace, burn_in: int = 0, dt: float = 1.0) -> AR1Fit:
     s = stationary
     mean[s] = intercept[s] / (1.0 - phi[s])
     gamma0[s] = innovation_var[s] / (1.0 - phi[s] ** 2)
-    factor[s] = _ar1_var_of_mean_factor(phi[s], n)
+    factor[s] = ar1_var_of_mean_factor(phi[s], n)
     var_of_mean = gamma0 * factor / n
     naive = gamma0 / n
     ess = n / factor
@@ -273,8 +273,12 @@ def fit_ar1(trace, burn_in: int = 0, dt: float = 1.0) -> AR1Fit:
     )
 
 
-def _ar1_var_of_mean_factor(phi: np.ndarray, n: int) -> np.ndarray:
-    """1 + 2 Σ_{k=1}^{n-1} (1 - k/n) φ^k for |φ| < 1, in closed form.
+def ar1_var_of_mean_factor(phi: np.ndarray, n: int) -> np.ndarray:
+    """1 + 2 Σ_{k=1}^{n-1} (1 - k/n) φ^k for |φ| < 1, in closed form, elementwise.
+
+    n Var(mean of n stationary AR(1) points) / Var(one point): the inverse of the
+    effective-sample-size fraction. ``phi`` (...,) with |phi| < 1 (not checked: callers
+    pass stationary fits), n >= 1.
 
     Σ_{k=1}^{n-1} (1 - k/n) φ^k = φ/(1-φ) - φ(1-φ^n) / (n (1-φ)²).
     """

@@ -359,8 +359,7 @@ class DPVIGradientCanary:
         :func:`~dpclaims.algorithms.dpvi.run_dpvi` does, and calls
         :func:`~dpclaims.algorithms.dpvi.dp_step` with the ordinary records of the batch.
         The canaries of a batch contribute s C u (s = their signed count; (s C u, 0) for
-        vanilla): one canary through ``dp_step``'s ``canary`` argument, any further ones
-        through its ``noise`` argument (sigma C (psi + r / (sigma C)) = r + sigma C psi).
+        vanilla), passed as ``dp_step``'s ``canary`` with ``canary_count`` = |s|.
         """
         n = check_count(n, "n")
         x, y, c = self.check_data(data)
@@ -393,13 +392,9 @@ class DPVIGradientCanary:
                 s = np.sum(c[idx] * w, axis=1)                   # signed canary count (n,)
             eta = rng.standard_normal((n, d))
             psi = rng.standard_normal((n, k))
-            one = np.sign(s)                                      # one canary via `canary`
-            rest = s - one                                        # the others via `noise`
-            canary = one[:, None] * (clip * u_k)
-            if np.any(rest):
-                psi = psi + rest[:, None] * (u_k / sigma)
             step = dp_step(self.variant, model, fam, xi, eta, xb, yb, wb, self.dataset_size,
-                           clip, sigma, psi, bs, canary=canary)
+                           clip, sigma, psi, bs, canary=s[:, None] * (clip * u_k),
+                           canary_count=np.abs(s))
             xi = xi + self.lr * step.direction
             out[:, t] = xi
         return out.reshape(n, -1)
