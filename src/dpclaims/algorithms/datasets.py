@@ -143,24 +143,11 @@ UCI_SETS = (
 )
 
 
-def load_uci(data_dir, name: str = "wine-quality-red", split: int = 0) -> RegressionData:
-    """A UCI regression set in the Hernandez-Lobato & Adams (2015) split layout.
+def _read_uci_split(data_dir, name: str, split: int):
+    """Raw (x_train, y_train, x_test, y_test, folder) of split ``split`` of a UCI set.
 
-    Parameters
-    ----------
-    data_dir : path
-        The shared data folder (containing ``uci/<name>/data.txt`` etc.).
-    name : str
-        One of :data:`UCI_SETS`.
-    split : int
-        Index K of ``index_train_K.txt`` / ``index_test_K.txt``.
-
-    Raises
-    ------
-    FileNotFoundError
-        Naming the missing file.
-    ValueError
-        On an unknown set name or non-finite values in the file.
+    Raises ValueError for an unknown set or non-finite values, FileNotFoundError naming
+    a missing file.
     """
     if name not in UCI_SETS:
         raise ValueError(f"unknown UCI set {name!r}; expected one of {UCI_SETS}")
@@ -180,10 +167,33 @@ def load_uci(data_dir, name: str = "wine-quality-red", split: int = 0) -> Regres
     target = int(np.loadtxt(files["target"], dtype=int))
     train = np.loadtxt(files["train"], dtype=int, ndmin=1)
     test = np.loadtxt(files["test"], dtype=int, ndmin=1)
+    return (data[train][:, feat], data[train, target], data[test][:, feat],
+            data[test, target], folder)
+
+
+def load_uci(data_dir, name: str = "wine-quality-red", split: int = 0) -> RegressionData:
+    """A UCI regression set in the Hernandez-Lobato & Adams (2015) split layout.
+
+    Parameters
+    ----------
+    data_dir : path
+        The shared data folder (containing ``uci/<name>/data.txt`` etc.).
+    name : str
+        One of :data:`UCI_SETS`.
+    split : int
+        Index K of ``index_train_K.txt`` / ``index_test_K.txt``.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the missing file.
+    ValueError
+        On an unknown set name or non-finite values in the file.
+    """
+    xtr, ytr, xte, yte, folder = _read_uci_split(data_dir, name, split)
     return _regression(
-        name, data[train][:, feat], data[train, target], data[test][:, feat],
-        data[test, target], f"UCI {name}", str(folder),
-        f"standard split {split} ({len(train)} train / {len(test)} test rows)",
+        name, xtr, ytr, xte, yte, f"UCI {name}", str(folder),
+        f"standard split {split} ({len(ytr)} train / {len(yte)} test rows)",
     )
 
 
@@ -193,3 +203,63 @@ def check_data_dir(data_dir) -> Path:
     if not path.is_dir():
         raise FileNotFoundError(f"data directory not found: {path}")
     return path
+
+
+def load_uci_standardised(data_dir, name: str = "wine-quality-red", split: int = 0) -> dict:
+    """A UCI split standardised as in PBP and DP-SEP Sec. 6.2 (no intercept, no row scaling).
+
+    "All the training datasets are normalized to have zero mean and unit variance on
+    their input features and targets" (DP-SEP v0 Sec. 6.2): every feature column and the
+    target are centred and scaled with the TRAINING split's mean and (population,
+    ddof = 0) std, applied to both splits, as PBP's ``PBP_net`` does. A training column
+    with zero std is divided by 1 instead (PBP's code: ``std_X_train[std_X_train == 0] =
+    1``), so it becomes all zeros; such columns are listed in the provenance text.
+
+    Parameters
+    ----------
+    data_dir : path
+        The shared data folder (containing ``uci/<name>/data.txt`` etc.).
+    name : str
+        One of :data:`UCI_SETS`.
+    split : int
+        Index K of ``index_train_K.txt`` / ``index_test_K.txt``.
+
+    Returns
+    -------
+    dict with ``x_train`` (N, d), ``y_train`` (N,), ``x_test`` (M, d), ``y_test`` (M,)
+    (standardised), ``x_mean``, ``x_std`` (d,), ``y_mean``, ``y_std`` (floats; predictions
+    in original units are mean * y_std + y_mean), ``name``, ``split``, ``provenance`` (str).
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the missing file.
+    ValueError
+        On an unknown set name or non-finite values in the file.
+    """
+    xtr, ytr, xte, yte, folder = _read_uci_split(data_dir, name, split)
+    x_mean, x_std = xtr.mean(axis=0), xtr.std(axis=0)
+    constant = np.flatnonzero(x_std == 0)
+    x_std = np.where(x_std == 0, 1.0, x_std)
+    y_mean, y_std = float(ytr.mean()), float(ytr.std())
+    if y_std == 0:
+        raise ValueError(f"training targets of {name} split {split} are constant")
+    return {
+        "x_train": (xtr - x_mean) / x_std,
+        "y_train": (ytr - y_mean) / y_std,
+        "x_test": (xte - x_mean) / x_std,
+        "y_test": (yte - y_mean) / y_std,
+        "x_mean": x_mean,
+        "x_std": x_std,
+        "y_mean": y_mean,
+        "y_std": y_std,
+        "name": name,
+        "split": split,
+        "provenance": (
+            f"UCI {name} ({folder}), standard split {split} ({len(ytr)} train / "
+            f"{len(yte)} test rows); features and target standardised with the training "
+            f"split's mean and std (DP-SEP Sec. 6.2, PBP); zero-variance training columns "
+            f"{constant.tolist()} divided by 1 (PBP's convention); no intercept column, no "
+            "row-norm scaling."
+        ),
+    }

@@ -111,6 +111,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 from scipy.linalg import solve_triangular
 from statsmodels.stats.proportion import proportion_confint
 
@@ -125,8 +126,13 @@ __all__ = [
     "kl_q_p",
     "kl_tail_bound",
     "kl_tail_study",
+    "loglog_slope",
     "matrix_series_basis",
     "matrix_variance_statistic",
+    "moment_noise_summary",
+    "natural_noise_moments",
+    "NaturalNoiseDraws",
+    "quantile_interval",
     "sample_noise",
 ]
 
@@ -874,3 +880,396 @@ def kl_tail_study(
         mean_inv_lambda_min_conditional=ratio(sum_inv_cond, n_cond),
         mean_kl_conditional=ratio(sum_kl_cond, n_cond),
     )
+
+
+# ------------------------------------------------- DP-SEP's own noise, mapped to moments
+
+
+@dataclass(frozen=True)
+class NaturalNoiseDraws:
+    r"""Moments of p when DP-SEP's noise is added to q's natural parameters (n draws).
+
+    Attributes
+    ----------
+    pd : ndarray (n,) of bool
+        Whether the noised precision Λ_p = Σ_q^{-1} + N_Λ is positive definite (else p is
+        not a distribution and its moments are undefined).
+    e : ndarray (n, d)
+        μ_p − μ_q; NaN on draws that are not PD (never dropped: ``pd`` marks them).
+    E : ndarray (n, d, d)
+        Σ_p − Σ_q; NaN on draws that are not PD.
+    lam : ndarray (n, d)
+        Eigenvalues of Σ_q^{-1}E ascending (NaN where not PD): Theorem 4.1's λ(Σ_q^{-1}E)
+        for this noise.
+    kl : ndarray (n,)
+        KL[q||p] in nats; +inf where not PD.
+    """
+
+    pd: np.ndarray
+    e: np.ndarray
+    E: np.ndarray
+    lam: np.ndarray
+    kl: np.ndarray
+
+
+def natural_noise_moments(sigma_q, mu_q, noise) -> NaturalNoiseDraws:
+    r"""Map noise on q's natural parameters to moment noise (e, E) and KL[q||p], batched.
+
+    DP-SEP Algorithm 3 step 8 adds noise to the natural parameters, "θ̃_new = θ_new + n
+    where n ~ N(0, σ² Δ² I)"; Theorem 4.1 instead models noise on the moments,
+    "μ_p = μ_q + e and Σ_p = Σ_q + E". This function gives the exact map between them
+    for q = N(μ_q, Σ_q): with θ = (h = Σ_q^{-1}μ_q, upper triangle of Λ = Σ_q^{-1}) in the
+    layout of :func:`dpclaims.analysis.gaussian.flatten_natural` and noise (n_h, N_Λ)
+    (N_Λ mirrored to the lower triangle),
+
+        Λ_p = Λ + N_Λ,  Σ_p = Λ_p^{-1},  μ_p = Σ_p (h + n_h),
+        e = μ_p − μ_q = Λ_p^{-1} (n_h − N_Λ μ_q),  E = Σ_p − Σ_q.
+
+    With Σ_q = L L^T and M = L^T Λ_p L = V diag(m) V^T: Σ_p = L V diag(1/m) V^T L^T, the
+    eigenvalues of Σ_q^{-1}E are 1/m − 1, and
+
+        KL[q||p] = 1/2 (Σ m_i − d − Σ log m_i + r^T Λ_p^{-1} r),  r = n_h − N_Λ μ_q.
+
+    To first order E ≈ −Σ_q N_Λ Σ_q and e ≈ Σ_q (n_h − N_Λ μ_q): the moment noise is
+    neither iid across entries nor Gaussian (see :func:`moment_noise_summary`).
+
+    Parameters
+    ----------
+    sigma_q : array_like, shape (d, d)
+        Σ_q of the non-private posterior, symmetric positive definite.
+    mu_q : array_like, shape (d,)
+        μ_q.
+    noise : array_like, shape (n, p), p = d + d(d+1)/2
+        Natural-parameter noise draws in ``flatten_natural`` layout (h first, then the
+        upper triangle of the precision row by row).
+
+    Returns
+    -------
+    NaturalNoiseDraws
+
+    Raises
+    ------
+    ValueError
+        If ``sigma_q`` is not finite symmetric PD, or shapes do not match, or inputs are
+        not finite.
+
+    References
+    ----------
+    DP-SEP v0 Algorithm 3 step 8; Sec. 4 Theorem 4.1 (moment-noise model); supplement
+    Sec. 8.1 eq. 6 (closed-form KL).
+    """
+    sigma_q = _check_spd(sigma_q, "sigma_q")
+    d = sigma_q.shape[0]
+    mu_q = check_finite_array(mu_q, "mu_q", ndim=1)
+    noise = check_finite_array(noise, "noise", ndim=2)
+    p = d + d * (d + 1) // 2
+    if mu_q.shape != (d,) or noise.shape[1] != p:
+        raise ValueError(
+            f"mu_q of shape {mu_q.shape} and noise of shape {noise.shape} do not match "
+            f"sigma_q of shape {sigma_q.shape}; expected ({d},) and (n, {p})"
+        )
+    n = noise.shape[0]
+    iu, ju = np.triu_indices(d)
+    n_h = noise[:, :d]
+    n_lam = np.zeros((n, d, d))
+    n_lam[:, iu, ju] = noise[:, d:]
+    n_lam[:, ju, iu] = noise[:, d:]
+    chol = np.linalg.cholesky(sigma_q)
+    m_mat = np.eye(d) + np.swapaxes(chol, 0, 1) @ n_lam @ chol
+    m_mat = 0.5 * (m_mat + np.swapaxes(m_mat, -1, -2))
+    m, vec = np.linalg.eigh(m_mat)
+    pd = m[:, 0] > 0
+    m_safe = np.where(pd[:, None], m, 1.0)
+    r = n_h - n_lam @ mu_q
+    coef = np.einsum("nji,nj->ni", vec, r @ chol)  # V^T L^T r
+    kl = 0.5 * (np.sum(m_safe - 1.0 - np.log(m_safe), axis=1) + np.sum(coef**2 / m_safe, axis=1))
+    kl = np.where(pd, kl, np.inf)
+    # Σ_p − Σ_q = L V diag(1/m − 1) V^T L^T ; e = Λ_p^{-1} r = L V diag(1/m) V^T L^T r.
+    lv = chol @ vec
+    E = np.einsum("nik,nk,njk->nij", lv, 1.0 / m_safe - 1.0, lv)
+    e = np.einsum("nik,nk->ni", lv, coef / m_safe)
+    nan = np.nan
+    E = np.where(pd[:, None, None], E, nan)
+    e = np.where(pd[:, None], e, nan)
+    lam = np.where(pd[:, None], (1.0 / m_safe - 1.0)[:, ::-1], nan)
+    return NaturalNoiseDraws(pd=pd, e=e, E=E, lam=lam, kl=kl)
+
+
+def moment_noise_summary(e, E) -> dict:
+    r"""How far the moment noise (e, E) is from Theorem 4.1's iid Gaussian model.
+
+    Theorem 4.1 assumes "each entry of the vector e is iid drawn from N(0, σ_1²) and the
+    upper triangular part of the matrix E is iid drawn N(0, σ_2²)". This summarises draws
+    of (e, E) (e.g. from :func:`natural_noise_moments`, PD draws only) by the pooled
+    standard deviations σ̂_1, σ̂_2 (the theorem's σ_1, σ_2 matched in second moment), robust
+    scales (1.4826 · median absolute deviation, equal to the std for a Gaussian), the ratio
+    of off-diagonal to diagonal std of E (1 under the theorem), the largest absolute
+    correlation between distinct entries of (e, upper(E)) (0 under the theorem), the
+    excess kurtosis of the pooled entries (0 under the theorem) and the Kolmogorov-Smirnov
+    distance of the pooled standardised entries from N(0, 1) with its p-value (the entries
+    of one draw are pooled, so the p-value is only indicative when they are dependent).
+
+    Parameters
+    ----------
+    e : array_like, shape (n, d)
+    E : array_like, shape (n, d, d), symmetric
+
+    Returns
+    -------
+    dict
+        ``sigma_1``, ``sigma_2``, ``robust_sigma_1``, ``robust_sigma_2``,
+        ``offdiag_over_diag_std`` (NaN for d = 1), ``max_abs_correlation`` (NaN if there
+        is only one entry), ``kurtosis_e``, ``kurtosis_E``, ``ks_e``, ``ks_E``,
+        ``ks_pvalue_e``, ``ks_pvalue_E``, ``n``.
+
+    Raises
+    ------
+    ValueError
+        If inputs are not finite, have the wrong shapes, or n < 2.
+
+    References
+    ----------
+    DP-SEP v0 Sec. 4, Theorem 4.1 (noise model).
+    """
+    e = check_finite_array(e, "e", ndim=2)
+    E = check_finite_array(E, "E", ndim=3)
+    n, d = e.shape
+    if E.shape != (n, d, d):
+        raise ValueError(f"E of shape {E.shape} does not match e of shape {e.shape}")
+    if n < 2:
+        raise ValueError(f"need at least 2 draws, got n = {n}")
+    iu, ju = np.triu_indices(d)
+    upper = E[:, iu, ju]
+    diag = iu == ju
+
+    def pooled_std(x):
+        return float(np.sqrt(np.mean(x**2)))
+
+    def robust(x):
+        return float(1.4826 * np.median(np.abs(x - np.median(x))))
+
+    s1, s2 = pooled_std(e), pooled_std(upper)
+    ks_e = stats.kstest(e.ravel() / s1, "norm") if s1 > 0 else None
+    ks_E = stats.kstest(upper.ravel() / s2, "norm") if s2 > 0 else None
+    joint = np.concatenate([e, upper], axis=1)
+    nan = float("nan")
+    if joint.shape[1] > 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            corr = np.corrcoef(joint, rowvar=False)
+        off = corr[~np.eye(corr.shape[0], dtype=bool)]
+        max_corr = float(np.nanmax(np.abs(off))) if np.isfinite(off).any() else nan
+    else:
+        max_corr = nan
+    return {
+        "n": int(n),
+        "sigma_1": s1,
+        "sigma_2": s2,
+        "robust_sigma_1": robust(e.ravel()),
+        "robust_sigma_2": robust(upper.ravel()),
+        "offdiag_over_diag_std": (pooled_std(upper[:, ~diag]) / pooled_std(upper[:, diag])
+                                  if d > 1 else nan),
+        "max_abs_correlation": max_corr,
+        "kurtosis_e": float(stats.kurtosis(e.ravel())),
+        "kurtosis_E": float(stats.kurtosis(upper.ravel())),
+        "ks_e": float(ks_e.statistic) if ks_e is not None else nan,
+        "ks_E": float(ks_E.statistic) if ks_E is not None else nan,
+        "ks_pvalue_e": float(ks_e.pvalue) if ks_e is not None else nan,
+        "ks_pvalue_E": float(ks_E.pvalue) if ks_E is not None else nan,
+    }
+
+
+# -------------------------------------------------------- quantiles and scaling slopes
+
+
+def quantile_interval(samples, q: float, alpha: float):
+    r"""Exact distribution-free confidence interval for the q-quantile, per row.
+
+    For m iid draws with order statistics X_(1) ≤ ... ≤ X_(m), the count B of draws
+    ≤ ξ_q is Binomial(m, q) (for a continuous law; with atoms, e.g. KL = +inf, the
+    coverage only grows). Then X_(l) ≤ ξ_q with probability P(B ≥ l) and X_(u) ≥ ξ_q with
+    probability ≥ P(B ≤ u − 1). l − 1 is the largest k with P(B ≤ k) ≤ α/2 and
+    u − 1 = F_B^{-1}(1 − α/2), so [X_(l), X_(u)] covers ξ_q with probability ≥ 1 − α: a
+    certificate, not an estimate. Where no such order statistic exists the end is ∓inf.
+
+    Parameters
+    ----------
+    samples : array_like, shape (k, m) or (m,)
+        Draws (±inf allowed, NaN not), one row per population.
+    q : float
+        Quantile level in (0, 1).
+    alpha : float
+        Two-sided miscoverage in (0, 1) for each row (Bonferroni over rows is the
+        caller's choice).
+
+    Returns
+    -------
+    point, low, high : ndarray, shape (k,) (or floats for 1-d input)
+        The sample quantile X_(ceil(q m)) and the interval ends.
+
+    Raises
+    ------
+    ValueError
+        If samples contain NaN or are empty, or q, alpha are outside (0, 1).
+
+    References
+    ----------
+    Thompson (1936); David & Nagaraja, Order Statistics (2003), Sec. 7.1.
+    """
+    arr = np.asarray(samples, dtype=float)
+    one = arr.ndim == 1
+    arr = np.atleast_2d(arr)
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ValueError(f"samples must have shape (k, m) with m >= 1, got {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValueError(f"samples contain {int(np.isnan(arr).sum())} NaN value(s)")
+    q = _check_open_unit(q, "q")
+    alpha = _check_open_unit(alpha, "alpha")
+    m = arr.shape[1]
+    srt = np.sort(arr, axis=1)
+    cdf = stats.binom.cdf(np.arange(m + 1), m, q)
+    below = np.nonzero(cdf <= alpha / 2)[0]
+    lo_idx = int(below[-1]) if below.size else -1  # 0-based index l - 1 of X_(l)
+    hi_idx = int(np.searchsorted(cdf, 1.0 - alpha / 2))  # 0-based index u - 1
+    point = srt[:, max(math.ceil(q * m), 1) - 1]
+    low = srt[:, lo_idx] if lo_idx >= 0 else np.full(arr.shape[0], -np.inf)
+    high = srt[:, hi_idx] if hi_idx < m else np.full(arr.shape[0], np.inf)
+    if one:
+        return float(point[0]), float(low[0]), float(high[0])
+    return point, low, high
+
+
+def _check_open_unit(value, name: str) -> float:
+    out = float(value)
+    if not 0.0 < out < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
+    return out
+
+
+def _ols_slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """OLS slope of y (..., k) on x (k,), along the last axis."""
+    xc = x - x.mean()
+    return np.sum(xc * (y - y.mean(axis=-1, keepdims=True)), axis=-1) / np.sum(xc**2)
+
+
+def loglog_slope(n_values, samples, seed, q: float = 0.5, alpha: float = 0.05,
+                 n_boot: int = 2000) -> dict:
+    r"""Log-log slope of a quantile (and of the mean) of a positive quantity against N.
+
+    Used for the remark after DP-SEP Theorem 4.1, "the divergence between the private
+    posterior and non-private posterior distributions scales with 1/N with fixed ε, δ"
+    (slope −1 on a log-log plot).
+
+    Three intervals, labelled by what they are:
+
+    ``certified_endpoint_slope``
+        From :func:`quantile_interval` at every N (level 1 − alpha / k each, Bonferroni
+        over the k values of N, so all k intervals hold together with probability
+        ≥ 1 − alpha): the slope between the first and last N lies in
+        [(log lo_k − log hi_1)/(log N_k − log N_1), (log hi_k − log lo_1)/(...)]. A
+        certificate for the average log-log slope of the quantile over [N_1, N_k].
+    ``certified_local_slopes``
+        The same for each consecutive pair (N_i, N_{i+1}), under the same simultaneous
+        intervals.
+    ``bootstrap_ci``
+        Percentile interval (level 1 − alpha) of the OLS slope of log quantile on log N,
+        from the exact bootstrap law of the sample quantile (the bootstrap q-quantile of
+        m draws is X_(J) with P(J ≤ j) = P(Binomial(m, j/m) ≥ ceil(q m)), sampled by
+        inversion): an estimate.
+    ``mean_slope`` / ``mean_ci``
+        OLS slope of log mean on log N and a parametric-bootstrap interval (means drawn
+        from N(mean, se²)); only when every mean is finite and positive (else NaN): an
+        estimate.
+
+    Parameters
+    ----------
+    n_values : array_like, shape (k,)
+        The N values, > 0, strictly increasing, k ≥ 2.
+    samples : array_like, shape (k, m)
+        Draws of the quantity (e.g. KL, nats) at each N; > 0 or +inf, no NaN.
+    seed : int or numpy.random.SeedSequence
+    q : float
+        Quantile level (0.5: the median).
+    alpha : float
+        Family-wise miscoverage of the certified intervals; level of the bootstrap ones.
+    n_boot : int
+        Bootstrap replicates.
+
+    Returns
+    -------
+    dict
+        ``slope`` (OLS on sample quantiles), ``bootstrap_ci``, ``certified_endpoint_slope``
+        (low, high), ``certified_local_slopes`` (k − 1, 2), ``quantile``, ``quantile_low``,
+        ``quantile_high`` (k,), ``mean``, ``mean_se``, ``mean_slope``, ``mean_ci``.
+
+    Raises
+    ------
+    ValueError
+        On bad shapes, non-increasing or non-positive N, NaN or non-positive samples, or
+        q / alpha outside (0, 1).
+    """
+    n_values = check_finite_array(n_values, "n_values", ndim=1)
+    arr = np.asarray(samples, dtype=float)
+    k = n_values.size
+    if arr.ndim != 2 or arr.shape[0] != k or k < 2 or arr.shape[1] < 2:
+        raise ValueError(f"samples must have shape ({k}, m >= 2) with k >= 2, got {arr.shape}")
+    if np.any(n_values <= 0) or np.any(np.diff(n_values) <= 0):
+        raise ValueError(f"n_values must be > 0 and strictly increasing, got {n_values!r}")
+    if np.isnan(arr).any() or np.any(arr <= 0):
+        raise ValueError("samples must be > 0 (or +inf) without NaN")
+    q = _check_open_unit(q, "q")
+    alpha = _check_open_unit(alpha, "alpha")
+    n_boot = check_count(n_boot, "n_boot", minimum=10)
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    rng = np.random.default_rng(root)
+    m = arr.shape[1]
+    x = np.log(n_values)
+    point, low, high = quantile_interval(arr, q, alpha / k)
+    with np.errstate(divide="ignore"):
+        lp, ll, lh = np.log(point), np.log(low), np.log(high)
+    slope = float(_ols_slope(x, lp)) if np.all(np.isfinite(lp)) else float("nan")
+
+    def pair(i, j):
+        dx = x[j] - x[i]
+        return [float((ll[j] - lh[i]) / dx), float((lh[j] - ll[i]) / dx)]
+
+    endpoint = pair(0, k - 1)
+    local = [pair(i, i + 1) for i in range(k - 1)]
+    # exact bootstrap of the sample quantile: J = index of X*_(r), r = ceil(q m)
+    r = max(math.ceil(q * m), 1)
+    law = stats.binom.sf(r - 1, m, np.arange(1, m + 1) / m)  # P(J <= j), j = 1..m
+    srt = np.sort(arr, axis=1)
+    j = np.minimum(np.searchsorted(law, rng.random((n_boot, k))), m - 1)
+    boot_q = srt[np.arange(k)[None, :], j]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        boot_slopes = _ols_slope(x, np.log(boot_q))
+    finite = np.isfinite(boot_slopes)
+    boot_ci = (np.quantile(boot_slopes[finite], [alpha / 2, 1 - alpha / 2]).tolist()
+               if finite.all() else [float("nan"), float("nan")])
+    mean = np.mean(arr, axis=1)
+    se = np.std(arr, axis=1, ddof=1) / math.sqrt(m) if np.all(np.isfinite(mean)) else (
+        np.full(k, np.nan))
+    if np.all(np.isfinite(mean)) and np.all(mean > 0):
+        mean_slope = float(_ols_slope(x, np.log(mean)))
+        draws = mean[None, :] + se[None, :] * rng.standard_normal((n_boot, k))
+        ok = np.all(draws > 0, axis=1)
+        ms = _ols_slope(x, np.log(np.where(draws > 0, draws, 1.0)))[ok]
+        mean_ci = np.quantile(ms, [alpha / 2, 1 - alpha / 2]).tolist() if ms.size else [
+            float("nan")] * 2
+    else:
+        mean_slope, mean_ci = float("nan"), [float("nan"), float("nan")]
+    return {
+        "n_values": n_values,
+        "q": q,
+        "alpha": alpha,
+        "slope": slope,
+        "bootstrap_ci": boot_ci,
+        "certified_endpoint_slope": endpoint,
+        "certified_local_slopes": local,
+        "quantile": point,
+        "quantile_low": low,
+        "quantile_high": high,
+        "mean": mean,
+        "mean_se": se,
+        "mean_slope": mean_slope,
+        "mean_ci": mean_ci,
+    }
