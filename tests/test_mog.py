@@ -13,7 +13,6 @@ from scipy.special import logsumexp
 from dpclaims.algorithms import mog
 from dpclaims.algorithms.mog import (
     MoGModel,
-    dp_em_noise_multiplier,
     dp_em_sensitivity,
     generate_mog_data,
     gibbs_mog,
@@ -25,6 +24,7 @@ from dpclaims.algorithms.mog import (
     tilted_moments,
 )
 from dpclaims.algorithms.sep import DPSEPParams
+from dpclaims.analysis.accounting import composed_gaussian_sigma
 from dpclaims.analysis.gaussian import gaussian_kl, unflatten_natural
 
 
@@ -210,13 +210,13 @@ def test_symmetric_start_never_separates(small_data):
 # --------------------------------------------------------------------------- DP-EM
 def test_dpem_calibration_is_exact():
     for eps, T in ((1.0, 100), (5.0, 7), (50.0, 1)):
-        sigma = dp_em_noise_multiplier(eps, 1e-5, T)
+        sigma = composed_gaussian_sigma(eps, 1e-5, T)
         got = dp_accounting.get_epsilon_gaussian(sigma / math.sqrt(T), 1e-5)
         assert got == pytest.approx(eps, rel=1e-8)
     d = generate_mog_data(50, 2, 2, seed=1)
     run = run_dp_em(d.x, d.model, iterations=5, rng=np.random.default_rng(0), epsilon=2.0,
                     data_radius=3.0)
-    assert run.noise_std == pytest.approx(dp_em_noise_multiplier(2.0, 1e-5, 5)
+    assert run.noise_std == pytest.approx(composed_gaussian_sigma(2.0, 1e-5, 5)
                                           * dp_em_sensitivity("means-only", 3.0))
 
 

@@ -205,6 +205,43 @@ def check_data_dir(data_dir) -> Path:
     return path
 
 
+def standardise_on_training_split(x_train, y_train, x_test, y_test, what: str) -> dict:
+    """Standardise features and target with the training split's mean and std (ddof 0).
+
+    DP-SEP Sec. 6.2 / PBP: "normalized to have zero mean and unit variance on their input
+    features and targets". A zero-variance training column is divided by 1 (PBP's
+    convention) and listed in ``constant_columns``.
+
+    Returns
+    -------
+    dict with ``x_train`` (N, d), ``y_train`` (N,), ``x_test`` (M, d), ``y_test`` (M,)
+    standardised, ``x_mean``, ``x_std`` (d,), ``y_mean``, ``y_std`` (floats),
+    ``constant_columns`` (indices).
+
+    Raises
+    ------
+    ValueError
+        Constant training targets (naming ``what``).
+    """
+    x_mean, x_std = x_train.mean(axis=0), x_train.std(axis=0)
+    constant = np.flatnonzero(x_std == 0)
+    x_std = np.where(x_std == 0, 1.0, x_std)
+    y_mean, y_std = float(y_train.mean()), float(y_train.std())
+    if y_std == 0:
+        raise ValueError(f"training targets of {what} are constant")
+    return {
+        "x_train": (x_train - x_mean) / x_std,
+        "y_train": (y_train - y_mean) / y_std,
+        "x_test": (x_test - x_mean) / x_std,
+        "y_test": (y_test - y_mean) / y_std,
+        "x_mean": x_mean,
+        "x_std": x_std,
+        "y_mean": y_mean,
+        "y_std": y_std,
+        "constant_columns": constant,
+    }
+
+
 def load_uci_standardised(data_dir, name: str = "wine-quality-red", split: int = 0) -> dict:
     """A UCI split standardised as in PBP and DP-SEP Sec. 6.2 (no intercept, no row scaling).
 
@@ -238,21 +275,10 @@ def load_uci_standardised(data_dir, name: str = "wine-quality-red", split: int =
         On an unknown set name or non-finite values in the file.
     """
     xtr, ytr, xte, yte, folder = _read_uci_split(data_dir, name, split)
-    x_mean, x_std = xtr.mean(axis=0), xtr.std(axis=0)
-    constant = np.flatnonzero(x_std == 0)
-    x_std = np.where(x_std == 0, 1.0, x_std)
-    y_mean, y_std = float(ytr.mean()), float(ytr.std())
-    if y_std == 0:
-        raise ValueError(f"training targets of {name} split {split} are constant")
+    out = standardise_on_training_split(xtr, ytr, xte, yte, f"{name} split {split}")
+    constant = out.pop("constant_columns")
     return {
-        "x_train": (xtr - x_mean) / x_std,
-        "y_train": (ytr - y_mean) / y_std,
-        "x_test": (xte - x_mean) / x_std,
-        "y_test": (yte - y_mean) / y_std,
-        "x_mean": x_mean,
-        "x_std": x_std,
-        "y_mean": y_mean,
-        "y_std": y_std,
+        **out,
         "name": name,
         "split": split,
         "provenance": (

@@ -95,13 +95,13 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-import dp_accounting
 import numpy as np
-from scipy.optimize import brentq, linear_sum_assignment
+from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 from scipy.stats import chi2
 
 from dpclaims.algorithms.sep import READINGS, DPSEPParams
+from dpclaims.analysis.accounting import composed_gaussian_sigma
 from dpclaims.analysis.gaussian import (
     flatten_natural,
     gaussian_kl,
@@ -115,7 +115,6 @@ from dpclaims.analysis.ou import split_rhat
 from dpclaims.analysis.validation import (
     check_count,
     check_delta,
-    check_epsilon,
     check_finite_array,
     check_positive,
 )
@@ -130,7 +129,7 @@ __all__ = [
     "generate_mog_data", "tilted_moments", "mog_site", "mog_moments",
     "prior_natural", "initial_site", "run_mog_ep", "run_mog_sep", "run_mog_sep_batch",
     "gibbs_mog", "match_components", "mog_metrics", "responsibilities",
-    "dp_em_sensitivity", "dp_em_noise_multiplier", "default_data_radius", "run_dp_em",
+    "dp_em_sensitivity", "default_data_radius", "run_dp_em",
 ]
 
 
@@ -1025,36 +1024,6 @@ def dp_em_sensitivity(reading: str, radius: float) -> float:
     raise ValueError(f"reading must be one of {DPEM_READINGS}, got {reading!r}")
 
 
-def dp_em_noise_multiplier(epsilon: float, delta: float, iterations: int) -> float:
-    """Noise multiplier sigma such that T Gaussian releases (std sigma Delta) are (eps, delta)-DP.
-
-    T adaptive Gaussian mechanisms of sensitivity Delta and std sigma Delta compose to
-    exactly sqrt(T)/sigma-GDP (Dong, Roth & Su 2022, Cor. 3.3), whose epsilon at delta is
-    that of a single Gaussian mechanism of multiplier sigma/sqrt(T)
-    (``dp_accounting.get_epsilon_gaussian``). sigma/sqrt(T) is found by
-    scipy.optimize.brentq to relative precision 1e-12.
-
-    Raises
-    ------
-    ValueError
-        epsilon <= 0, delta outside (0, 1), iterations < 1.
-    """
-    eps = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if delta == 0:
-        raise ValueError("delta must be > 0 for the Gaussian mechanism, got 0")
-    T = check_count(iterations, "iterations", minimum=1)
-
-    def gap(log_s):
-        return float(dp_accounting.get_epsilon_gaussian(math.exp(log_s), delta)) - eps
-
-    lo, hi = math.log(1e-4), math.log(1e4)
-    while gap(lo) < 0:
-        lo -= 5.0
-    log_s = brentq(gap, lo, hi, xtol=1e-13, rtol=1e-12)
-    return math.exp(log_s) * math.sqrt(T)
-
-
 @dataclass
 class DPEMRun:
     """Result of :func:`run_dp_em`.
@@ -1107,9 +1076,9 @@ def run_dp_em(x, model: MoGModel, *, iterations: int, n_trials: int = 1,
     Privacy: neighbouring relation replace-one; records are first clipped to
     |x_n| <= ``data_radius`` (x_n min(1, R/|x_n|); the number clipped is reported).
     Sensitivity Delta from :func:`dp_em_sensitivity`; sigma from
-    :func:`dp_em_noise_multiplier` so that the whole run of ``iterations`` releases is
-    exactly (epsilon, delta)-DP (sqrt(T)/sigma-GDP). The initial means are drawn from the
-    prior (data-independent).
+    :func:`dpclaims.analysis.accounting.composed_gaussian_sigma` so that the whole run
+    of ``iterations`` releases is exactly (epsilon, delta)-DP (sqrt(T)/sigma-GDP). The
+    initial means are drawn from the prior (data-independent).
 
     Parameters
     ----------
@@ -1149,7 +1118,7 @@ def run_dp_em(x, model: MoGModel, *, iterations: int, n_trials: int = 1,
     if epsilon is None:
         sigma = 0.0
     else:
-        sigma = dp_em_noise_multiplier(epsilon, delta, T)
+        sigma = composed_gaussian_sigma(epsilon, delta, T)
     std = sigma * delta_s
     norms = np.linalg.norm(x, axis=1)
     clipped = norms > R

@@ -95,6 +95,7 @@ __all__ = [
     "Sampling",
     "account",
     "calibrate_noise_multiplier",
+    "composed_gaussian_sigma",
     "dp_event_for",
 ]
 
@@ -697,6 +698,30 @@ def account_event(
         rows=tuple(rows),
         rtol=rtol,
     )
+
+
+def composed_gaussian_sigma(epsilon: float, delta: float, releases: int) -> float:
+    """Noise multiplier sigma making ``releases`` Gaussian releases exactly (eps, delta)-DP.
+
+    T adaptive Gaussian mechanisms of L2 sensitivity Delta and noise std sigma Delta
+    compose to exactly sqrt(T)/sigma-GDP (Dong, Roth & Su 2022, Cor. 3.3), whose
+    privacy curve is that of one Gaussian mechanism of multiplier sigma / sqrt(T); so
+    sigma = sqrt(T) * sigma_1 with sigma_1 dp_accounting's exact one-release
+    calibration (``get_sigma_gaussian``, bisection to ~1e-12 in epsilon). No
+    amplification: the accounting of a full-batch algorithm run T times, or of a
+    record touched once per epoch in a pass whose order is known.
+
+    Raises
+    ------
+    ValueError
+        epsilon <= 0, delta outside (0, 1) (delta = 0 has no finite sigma), releases < 1.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must be > 0 for the Gaussian mechanism, got 0")
+    releases = check_count(releases, "releases")
+    return float(math.sqrt(releases) * dp_accounting.get_sigma_gaussian(epsilon, delta))
 
 
 def calibrate_noise_multiplier(

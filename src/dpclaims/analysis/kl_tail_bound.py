@@ -122,6 +122,7 @@ __all__ = [
     "TAIL_READINGS",
     "V_READINGS",
     "KLTailStudy",
+    "clopper_pearson",
     "expected_lambda_max_bound",
     "kl_q_p",
     "kl_tail_bound",
@@ -675,7 +676,13 @@ def _child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + key)
 
 
-def _clopper_pearson(count: np.ndarray, nobs: int, alpha: float) -> np.ndarray:
+def clopper_pearson(count, nobs: int, alpha: float) -> np.ndarray:
+    """Two-sided Clopper-Pearson intervals (..., 2) for counts out of ``nobs`` draws.
+
+    statsmodels ``proportion_confint(method="beta")`` at level 1 - alpha; the
+    uninformative [0, 1] when ``nobs`` is 0 (e.g. an empty conditioning event).
+    """
+    count = np.asarray(count)
     if nobs == 0:
         return np.tile([0.0, 1.0], (count.size, 1))
     low, high = proportion_confint(count, nobs, alpha=alpha, method="beta")
@@ -820,8 +827,8 @@ def kl_tail_study(
 
     n_intervals = 2 * m if simultaneous else 1
     alpha_each = alpha / n_intervals
-    ci_unc = _clopper_pearson(count_unc, n_draws, alpha_each)
-    ci_cond = _clopper_pearson(count_cond, n_cond, alpha_each)
+    ci_unc = clopper_pearson(count_unc, n_draws, alpha_each)
+    ci_cond = clopper_pearson(count_cond, n_cond, alpha_each)
     nan = float("nan")
 
     def ratio(num: float, den: int) -> float:

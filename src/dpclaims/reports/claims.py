@@ -23,6 +23,7 @@ verdict is computed by the check, never typed in:
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 VERDICTS = ("holds", "refuted", "inconclusive", "not-checkable")
@@ -96,3 +97,23 @@ class Verdict:
             "figures": list(self.figures),
             "evidence": self.evidence,
         }
+
+
+class CheckTimer:
+    """Runs a report's checks one at a time, announcing each and timing it.
+
+    ``timer(name, fn)`` calls ``progress(name)`` (the CLI's progress line), runs ``fn()``
+    and records its wall time in ``timer.timings[name]`` (seconds, one decimal). Timings
+    go to run_info.json, never into results.json (they are not determined by the seed).
+    """
+
+    def __init__(self, progress=None):
+        self.progress = progress or (lambda name: None)
+        self.timings: dict[str, float] = {}
+
+    def __call__(self, name: str, fn):
+        self.progress(name)
+        t0 = time.perf_counter()
+        value = fn()
+        self.timings[name] = round(time.perf_counter() - t0, 1)
+        return value

@@ -7,7 +7,6 @@ plus figures written into ``out_dir``. :func:`run_dpsep_audit` runs them all.
 from __future__ import annotations
 
 import functools
-import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -33,12 +32,11 @@ from dpclaims.analysis.gaussian import (
     unflatten_natural,
 )
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
-from dpclaims.analysis.validation import check_count, check_delta, check_epsilon
 from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import dpsep_step_examples
-from dpclaims.reports.claims import Claim, InputError, Verdict
+from dpclaims.reports.claims import CheckTimer, Claim, InputError, Verdict
 
 PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
 DELTA = 1e-5
@@ -177,25 +175,6 @@ def paper_sigma(reading: str, n: int, t: int, epsilon: float, delta: float = DEL
     sampling, relation = _calibration_sampling(reading, n, t)
     return acc.calibrate_noise_multiplier(epsilon, delta, sampling, relation,
                                           accountant="autodp-rdp")
-
-
-def honest_sigma(epsilon: float, epochs: int, delta: float = DELTA) -> float:
-    """Noise multiplier that makes ``epochs`` releases per record exactly (epsilon, delta)-DP.
-
-    The inverse of :func:`honest_epsilon`: T Gaussian releases of noise multiplier
-    sigma compose to sqrt(T)/sigma-GDP, so sigma = sqrt(T) * sigma_1 with sigma_1 the
-    exact one-release calibration (dp_accounting ``get_sigma_gaussian``). This is the
-    accounting that holds for Algorithm 3's shuffled pass when the adversary knows the
-    order (issue "accounting": a shuffled pass is not subsampling).
-
-    Raises ValueError for epsilon <= 0, delta outside (0, 1) or epochs < 1.
-    """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if delta == 0:
-        raise ValueError("delta must be > 0 for the Gaussian mechanism, got 0")
-    epochs = check_count(epochs, "epochs")
-    return float(np.sqrt(epochs) * dp_accounting.get_sigma_gaussian(epsilon, delta))
 
 
 def honest_epsilon(sigma: float, epochs: int, delta: float = DELTA) -> float:
@@ -674,7 +653,8 @@ def check_mog(budget: Budget, seed: int, out_dir: Path):
     accountings = {
         "paper σ": (lambda e: paper_sigma("paper:wor(q=1/N)x(T*N)", n, t, e),
                     ("as-printed", "sep-invariant")),
-        "honest σ": (lambda e: honest_sigma(e, t), ("as-printed", "sep-invariant-recalibrated")),
+        "honest σ": (lambda e: acc.composed_gaussian_sigma(e, DELTA, t),
+                     ("as-printed", "sep-invariant-recalibrated")),
     }
     runs, sections = {}, []
     for dim in budget.mog_dims:
@@ -753,20 +733,13 @@ def run_dpsep_audit(budget_name: str, seed: int, out_dir, data_dir=None, progres
     budget = BUDGETS[budget_name]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tick = progress or (lambda name: None)
-    timings = {}
+    timed = CheckTimer(progress)
+    timings = timed.timings
     try:
         probit_data, linear_data = load_inputs(data_dir)
     except (ValueError, FileNotFoundError) as exc:
         raise InputError(str(exc)) from exc
     verdicts, sections = [], []
-
-    def timed(name, fn):
-        tick(name)
-        t0 = time.perf_counter()
-        value = fn()
-        timings[name] = round(time.perf_counter() - t0, 1)
-        return value
 
     verdicts += timed("Prop. 1 property test", lambda: check_prop1(budget, seed))
     own = [(f"fair (this run, N={probit_data.n_train})", probit_data.n_train, 40, 1.0)]

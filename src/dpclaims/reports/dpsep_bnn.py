@@ -11,8 +11,8 @@ DP-SEP is run under two accountings and two readings of its update:
 * ``paper σ``: σ from autodp's subsampled-Gaussian RDP with q = 1/N over T·N steps, the
   paper's Sec. 3 procedure (``reports.dpsep.paper_sigma``), for the epochs we run;
 * ``honest σ``: σ that makes T releases per record exactly (ε, δ)-DP when the pass order
-  is known (``reports.dpsep.honest_sigma``; Prop. 2's check finds the paper's accounting
-  does not cover Algorithm 3's shuffled pass);
+  is known (``analysis.accounting.composed_gaussian_sigma``; Prop. 2's check finds the
+  paper's accounting does not cover Algorithm 3's shuffled pass);
 * update ``as-printed`` (eq. 4, damping γ/N², sensitivity 2γC/N as Prop. 1 claims) and
   ``sep-invariant`` (SEP's own update, damping γ/N, sensitivity 2γC: with the paper's
   σ·2γC/N noise it is under-noised N-fold; the honest run uses the recalibrated noise).
@@ -28,11 +28,12 @@ import time
 import numpy as np
 
 from dpclaims.algorithms.bnn_vi import fit_bnn_point, fit_bnn_vi
-from dpclaims.algorithms.datasets import load_uci_standardised
+from dpclaims.algorithms.datasets import load_uci_standardised, standardise_on_training_split
 from dpclaims.algorithms.pbp import PBPConfig, fit_pbp, regression_test_metrics
 from dpclaims.algorithms.sep import DPSEPParams
+from dpclaims.analysis.accounting import composed_gaussian_sigma
 from dpclaims.analysis.validation import check_count
-from dpclaims.reports.dpsep import DELTA, honest_sigma, paper_sigma
+from dpclaims.reports.dpsep import DELTA, paper_sigma
 
 # Table 4 name -> folder in --data-dir/uci (Year is not available offline).
 UCI_FOLDERS = {"Wine": "wine-quality-red", "Kin8nm": "kin8nm", "Power": "power-plant",
@@ -52,7 +53,7 @@ def dpsep_configs(n: int, epochs: int, epsilon: float = EPSILON) -> dict[str, DP
     γ = 1). Clipped SEP (no noise) is included under both update readings.
     """
     sp = paper_sigma("paper:wor(q=1/N)x(T*N)", n, epochs, epsilon)
-    sh = honest_sigma(epsilon, epochs, DELTA)
+    sh = composed_gaussian_sigma(epsilon, DELTA, epochs)
     return {
         "SEP clipped [as-printed]": DPSEPParams(CLIP, GAMMA, None, "as-printed"),
         "SEP clipped [sep-invariant]": DPSEPParams(CLIP, GAMMA, None, "sep-invariant"),
@@ -62,13 +63,6 @@ def dpsep_configs(n: int, epochs: int, epsilon: float = EPSILON) -> dict[str, DP
         f"DP-SEP [{HONEST_SIGMA}, sep-invariant-recalibrated]": DPSEPParams(
             CLIP, GAMMA, sh, "sep-invariant-recalibrated"),
     }
-
-
-def _standardise(x_train, y_train, x_test, y_test):
-    mx, sx = x_train.mean(0), x_train.std(0)
-    sx = np.where(sx > 0, sx, 1.0)
-    my, sy = float(y_train.mean()), float(y_train.std())
-    return ((x_train - mx) / sx, (y_train - my) / sy, (x_test - mx) / sx, y_test, my, sy)
 
 
 def load_embedded(n_splits: int, n_train: int, seed: int):
@@ -90,7 +84,10 @@ def load_embedded(n_splits: int, n_train: int, seed: int):
     for _ in range(n_splits):
         perm = rng.permutation(rows)
         tr, te = perm[:n_train], perm[n_train:]
-        out.append(_standardise(x_all[tr], y_all[tr], x_all[te], y_all[te]))
+        st = standardise_on_training_split(x_all[tr], y_all[tr], x_all[te], y_all[te],
+                                           "randhie")
+        out.append((st["x_train"], st["y_train"], st["x_test"], y_all[te], st["y_mean"],
+                    st["y_std"]))
     return _stack(out), (f"statsmodels randhie: log(1 + mdvis) on 9 covariates, {n_splits} "
                          f"random splits of {n_total} rows ({n_train} train)")
 
@@ -120,14 +117,10 @@ def load_uci_splits(data_dir, name: str, n_splits: int, max_train: int | None, s
         provenance = s["provenance"] + (f"; training split subsampled to {max_train} rows "
                                         "(seeded)" if max_train is not None
                                         and len(s["y_train"]) > max_train else "")
-    sizes = {len(p[1]) for p in parts}
-    if len(sizes) != 1:  # splits of one set have equal sizes in the standard layout
-        m = min(sizes)
-        parts = [(p[0][:m], p[1][:m], *p[2:]) for p in parts]
-    test_sizes = {len(p[3]) for p in parts}
-    if len(test_sizes) != 1:
-        m = min(test_sizes)
-        parts = [(*p[:2], p[2][:m], p[3][:m], *p[4:]) for p in parts]
+    sizes = {(len(p[1]), len(p[3])) for p in parts}
+    if len(sizes) != 1:  # the standard layout has equal split sizes; nothing is truncated
+        raise ValueError(f"{name}: splits 0..{n_splits - 1} differ in (train, test) sizes "
+                         f"{sorted(sizes)}; runs are stacked and must be equal-sized")
     return _stack(parts), provenance
 
 
@@ -173,7 +166,7 @@ def run_bnn_experiment(datasets: dict, *, epochs: int, vi_epochs: int, seed: int
             t0 = time.perf_counter()
             fit = fit_pbp(xtr, ytr, cfg, np.random.default_rng(
                 np.random.SeedSequence([seed, 62, k, j])))
-            mean, var = _predict(fit, xte)
+            mean, var = fit.predict(xte)  # run r on its own test inputs xte[r]
             rmse, ll = _metrics(mean, var, yte, my, sy)
             res[label] = {"rmse": rmse, "loglik": ll, "info": _jsonable(fit.info),
                           "seconds": round(time.perf_counter() - t0, 1)}
@@ -185,18 +178,13 @@ def run_bnn_experiment(datasets: dict, *, epochs: int, vi_epochs: int, seed: int
             t0 = time.perf_counter()
             fit = fitter(xtr, ytr, n_hidden=hidden, epochs=vi_epochs,
                          seed=int(np.random.SeedSequence([seed, 63, k, j]).generate_state(1)[0]))
-            mean, var = _predict(fit, xte)
+            mean, var = fit.predict(xte)  # run r on its own test inputs xte[r]
             rmse, ll = _metrics(mean, var, yte, my, sy)
             res[label] = {"rmse": rmse, "loglik": ll, "info": _jsonable(fit.info),
                           "seconds": round(time.perf_counter() - t0, 1)}
         out[name] = {"n_train": n, "n_splits": r, "n_hidden": hidden,
                      "provenance": provenance, "methods": res}
     return out
-
-
-def _predict(fit, x_test):
-    """Predictive moments of run r on its own test inputs x_test[r]: (R, M) each."""
-    return fit.predict(x_test)
 
 
 def _metrics(mean, var, y_test, y_mean, y_std):
@@ -309,7 +297,8 @@ def _file_shape(data_dir, name):
     from pathlib import Path
 
     folder = Path(data_dir) / "uci" / UCI_FOLDERS[name]
-    n_rows = sum(1 for line in open(folder / "data.txt") if line.strip())
+    with open(folder / "data.txt") as fh:
+        n_rows = sum(1 for line in fh if line.strip())
     n_feat = len(np.loadtxt(folder / "index_features.txt", dtype=int, ndmin=1))
     return (n_rows, n_feat)
 

@@ -47,6 +47,7 @@ class PaperTable:
     rows: dict
 
     def claim(self) -> Claim:
+        """The table as a catalogue claim (id ``dpsep/<key>``, the caption quoted)."""
         return Claim(
             id=f"dpsep/{self.key}",
             paper=PAPERS[self.version],

@@ -32,11 +32,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
 
 from dpclaims.algorithms.sep import DPSEPParams
 from dpclaims.analysis.gaussian import flatten_natural
 from dpclaims.analysis.kl_tail_bound import (
+    clopper_pearson,
     kl_q_p,
     kl_tail_bound,
     kl_tail_study,
@@ -184,14 +184,6 @@ def _pool(workers: int):
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     return ProcessPoolExecutor(workers, mp_context=ctx)
-
-
-def _cp(count, nobs: int, alpha: float) -> np.ndarray:
-    count = np.asarray(count)
-    if nobs == 0:
-        return np.tile([0.0, 1.0], (count.size, 1))
-    lo, hi = proportion_confint(count, nobs, alpha=alpha, method="beta")
-    return np.stack([np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)], axis=-1)
 
 
 def _natural_draws(sigma_q, s: float, n: int, seed) -> object:
@@ -429,7 +421,7 @@ def _tail_vs_bound(sigma_q, s, summ, n, seed_key, alpha):
     event = (tau < xm) & (xm < A)
     exceed = main.kl[:, None] >= A_GRID[None, :]
     cnt_u, cnt_c = exceed.sum(0), exceed[event].sum(0)
-    ci_u, ci_c = _cp(cnt_u, n, alpha), _cp(cnt_c, int(event.sum()), alpha)
+    ci_u, ci_c = clopper_pearson(cnt_u, n, alpha), clopper_pearson(cnt_c, int(event.sum()), alpha)
     out = {"tau": tau, "A": A, "tail": cnt_u / n, "ci": ci_u,
            "tail_conditional": cnt_c / max(int(event.sum()), 1), "ci_conditional": ci_c,
            "n_event": int(event.sum())}

@@ -42,7 +42,7 @@ from dpclaims.algorithms.dpvi import (
     fisher_blocks,
 )
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.reports.claims import Claim, Verdict
+from dpclaims.reports.claims import CheckTimer, Claim, Verdict
 
 PAPER = "DPVIm (dpvim.txt)"
 
@@ -645,7 +645,6 @@ def run_dpvim_audit(budget_name: str, seed: int, tick=lambda name: None, *, data
 
     Raises InputError for an unknown budget or a data folder without Adult.
     """
-    import time
 
     from dpclaims.reports.claims import InputError
     from dpclaims.reports.dpvim_audit import check_empirical_audit
@@ -663,14 +662,9 @@ def run_dpvim_audit(budget_name: str, seed: int, tick=lambda name: None, *, data
     if budget_name not in BUDGETS:
         raise InputError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")
     b = BUDGETS[budget_name]
-    timings, verdicts, figs = {}, [], []
-
-    def timed(name, fn):
-        tick(name)
-        t0 = time.perf_counter()
-        out = fn()
-        timings[name] = round(time.perf_counter() - t0, 1)
-        return out
+    verdicts, figs = [], []
+    timed = CheckTimer(tick)
+    timings = timed.timings
 
     verdicts += timed("identities, theorem 3.1, Fisher, eq. 12", lambda: check_theory(b, seed))
     runs = timed("OU runs", lambda: run_scaling(b, seed))

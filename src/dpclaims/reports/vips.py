@@ -6,7 +6,6 @@ audits, accuracy) come with the reference implementations of LDA, BLR and SBN.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import dp_accounting
@@ -29,7 +28,7 @@ from dpclaims.audits.mechanism import (
 )
 from dpclaims.audits.vips import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.reports.claims import Claim, InputError, Verdict
+from dpclaims.reports.claims import CheckTimer, Claim, InputError, Verdict
 from dpclaims.reports.privacy_numbers import catalogue, check_catalogue
 from dpclaims.reports.vips_blr_sbn_accuracy import BUDGETS as BLR_SBN_BUDGETS
 from dpclaims.reports.vips_blr_sbn_accuracy import check_blr_accuracy, check_sbn_accuracy
@@ -508,14 +507,9 @@ def run_vips_audit(budget_name: str, seed: int, tick=lambda name: None, *, data_
     if budget_name not in BUDGETS:
         raise InputError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")
     b = BUDGETS[budget_name]
-    timings, verdicts = {}, []
-
-    def timed(name, fn):
-        tick(name)
-        t0 = time.perf_counter()
-        out = fn()
-        timings[name] = round(time.perf_counter() - t0, 1)
-        return out
+    verdicts = []
+    timed = CheckTimer(tick)
+    timings = timed.timings
 
     verdicts += timed("log moment", check_log_moment)
     blr = timed("BLR sensitivities", lambda: check_blr_sensitivity(b["examples"], seed))
