@@ -87,6 +87,7 @@ from dpclaims.analysis.validation import check_count, check_delta, check_epsilon
 
 __all__ = [
     "ACCOUNTANTS",
+    "PURE_DP_ACCOUNTANT",
     "CALIBRATION_ACCOUNTANTS",
     "KINDS",
     "RELATIONS",
@@ -606,6 +607,9 @@ def account(
     0.41
     """
     sigma = check_positive(noise_multiplier, "noise_multiplier")
+    if check_delta(delta) == 0:
+        raise ValueError("delta must lie in (0, 1) for Gaussian accounting (epsilon is "
+                         "infinite at delta = 0), got 0")
     event = dp_event_for(sigma, sampling)
     rows = account_event(event, delta, relation, rtol=rtol,
                          pld_initial_interval=pld_initial_interval,
@@ -641,9 +645,23 @@ def account_event(
     """Epsilon of any ``dp_accounting.DpEvent`` by every accountant, side by side.
 
     The event is taken as given (e.g. a mechanism's claimed ``dp_event``): noise
-    multipliers relative to the sensitivity under ``relation`` (module notes).
+    multipliers relative to the sensitivity under ``relation`` (module notes;
+    a ``LaplaceDpEvent``'s multiplier is its scale over the L1 sensitivity).
     Rows and tolerances as in :func:`account`; ``noise_multiplier`` and
     ``sampling`` of the result are None.
+
+    Pure differential privacy (``delta = 0``) is accepted. The RDP, PLD and
+    moments-accountant rows then say that they need delta > 0 (epsilon None:
+    their conversions to (epsilon, delta) give a finite epsilon only for
+    delta > 0); the analytic Gaussian row gives epsilon = inf for a Gaussian
+    (exact: no Gaussian mechanism is pure DP). A further row,
+    ``pure-dp-composition``, appears when ``delta = 0`` or the event contains a
+    ``LaplaceDpEvent``: the basic composition of the events' pure epsilons
+    (a Laplace event with multiplier b is (1 / b)-DP; a Gaussian has none:
+    inf). It is exact at delta = 0 for compositions of Laplace events (each
+    privacy loss attains its bound 1 / b on a half-line, jointly with positive
+    probability) and an upper bound at delta > 0; unsupported for sampled
+    events.
 
     Raises
     ------
@@ -655,14 +673,12 @@ def account_event(
     if not isinstance(event, dp_accounting.DpEvent):
         raise TypeError(f"event must be a dp_accounting.DpEvent, got {event!r}")
     delta = check_delta(delta)
-    if delta == 0:
-        raise ValueError("delta must lie in (0, 1) for Gaussian accounting (epsilon is "
-                         "infinite at delta = 0), got 0")
     _check_relation(relation)
     rtol = check_positive(rtol, "rtol")
     refinement = _check_refinement(pld_initial_interval, pld_max_refinements, pld_rtol)
 
     rows = []
+    needs_delta = "needs delta > 0: its conversion to (epsilon, delta) is finite only then"
     rdp_reason = ""
     try:
         rdp_accountant = _dpa_rdp_accountant(event, relation)
@@ -670,6 +686,8 @@ def account_event(
         rdp_accountant, rdp_reason = None, exc.reason
     if rdp_accountant is None:
         rows.append(AccountantRow("dp_accounting-rdp", None, f"unsupported: {rdp_reason}"))
+    elif delta == 0:
+        rows.append(AccountantRow("dp_accounting-rdp", None, needs_delta))
     else:
         eps, order = rdp_accountant.get_epsilon_and_optimal_order(delta)
         rows.append(
@@ -683,10 +701,17 @@ def account_event(
                 {"optimal_order": float(order)},
             )
         )
-    rows.append(_pld_row(event, delta, relation, refinement))
-    rows.append(_autodp_row(event, delta, relation))
-    rows.append(_moments_row(rdp_accountant, rdp_reason, delta))
+    if delta == 0:
+        rows.append(AccountantRow("dp_accounting-pld", None, needs_delta))
+        rows.append(AccountantRow("autodp-rdp", None, needs_delta))
+        rows.append(AccountantRow("moments-accountant", None, needs_delta))
+    else:
+        rows.append(_pld_row(event, delta, relation, refinement))
+        rows.append(_autodp_row(event, delta, relation))
+        rows.append(_moments_row(rdp_accountant, rdp_reason, delta))
     rows.append(_analytic_row(event, delta))
+    if delta == 0 or _event_contains(event, dp_accounting.LaplaceDpEvent):
+        rows.append(_pure_dp_row(event, delta))
 
     return AccountingResult(
         noise_multiplier=None,
@@ -698,6 +723,47 @@ def account_event(
         rows=tuple(rows),
         rtol=rtol,
     )
+
+
+PURE_DP_ACCOUNTANT = "pure-dp-composition"
+
+
+def pure_dp_epsilon(event: dp_accounting.DpEvent) -> float | None:
+    """Basic composition of the pure epsilons of ``event``'s parts (nats), or None.
+
+    ``LaplaceDpEvent(b)``: 1 / b. ``GaussianDpEvent``: inf. ``NoOpDpEvent``: 0.
+    Self-composition multiplies, composition adds. None for anything else
+    (sampling, events without a pure-DP guarantee known here).
+    """
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return 1.0 / event.noise_multiplier if event.noise_multiplier > 0 else math.inf
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return math.inf
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = pure_dp_epsilon(event.event)
+        return None if inner is None else inner * event.count
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [pure_dp_epsilon(e) for e in event.events]
+        return None if any(p is None for p in parts) else float(sum(parts))
+    return None
+
+
+def _pure_dp_row(event, delta) -> AccountantRow:
+    eps = pure_dp_epsilon(event)
+    if eps is None:
+        return AccountantRow(PURE_DP_ACCOUNTANT, None,
+                             "unsupported: the event contains sampling or a part without a "
+                             "pure-DP epsilon known here")
+    if delta == 0:
+        note = ("exact at delta = 0: basic composition of pure epsilons (Laplace: 1 / noise "
+                "multiplier; a Gaussian has none, epsilon = inf), attained jointly with "
+                "positive probability")
+    else:
+        note = ("upper bound: basic composition of pure epsilons (Laplace: 1 / noise "
+                "multiplier); at delta > 0 the PLD and RDP rows are tighter")
+    return AccountantRow(PURE_DP_ACCOUNTANT, float(eps), note, {"exact": delta == 0})
 
 
 def composed_gaussian_sigma(epsilon: float, delta: float, releases: int) -> float:
@@ -1025,6 +1091,11 @@ def _pld_row(event, delta, relation, refinement) -> AccountantRow:
 
 def _autodp_mechanism(event: dp_accounting.DpEvent, relation: str):
     """Translate a DpEvent into an autodp Mechanism (raises _Unsupported)."""
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        # multiplier relative to the sensitivity under `relation`: the same curve under both
+        mech = mechanism_zoo.LaplaceMechanism(b=event.noise_multiplier, name="Laplace")
+        mech.neighboring = "replace_one" if relation == "replace-one" else "add_remove"
+        return mech
     if isinstance(event, dp_accounting.GaussianDpEvent):
         mech = mechanism_zoo.GaussianMechanism(event.noise_multiplier, name="Gaussian")
         mech.neighboring = "replace_one" if relation == "replace-one" else "add_remove"
@@ -1142,8 +1213,8 @@ def _analytic_row(event, delta) -> AccountantRow:
         return AccountantRow(
             name,
             None,
-            "unsupported: the event contains sampling, so it is not a composition of plain "
-            "Gaussian mechanisms and has no closed form.",
+            "unsupported: the event is not a composition of plain Gaussian mechanisms "
+            "(it contains sampling or another mechanism), so it has no closed form here.",
         )
     eps = float(dp_accounting.get_epsilon_gaussian(sigma, delta))
     note = (
