@@ -21,6 +21,8 @@ from dpclaims.audits import (
     canary_pair,
     remove_one,
     replace_one,
+    sensitivity_note,
+    sensitivity_of,
     validate_mechanism,
 )
 
@@ -91,14 +93,23 @@ def test_validate_mechanism_names_what_is_missing():
         validate_mechanism(NoRelease())
 
     @dataclass
-    class BadSensitivity(NoRelease):
-        sensitivity: float = 1.0
+    class PlainSensitivity(NoRelease):
+        sensitivity: object = 1.5
 
         def release(self, data, rng, n):
             return np.zeros((n, 1))
 
-    with pytest.raises(InvalidMechanismError, match="Sensitivity"):
-        validate_mechanism(BadSensitivity())
+    # a plain number is the L2 sensitivity, and the reports say so
+    plain = validate_mechanism(PlainSensitivity())
+    assert sensitivity_of(plain) == Sensitivity(1.5, 2)
+    assert "read as the L2 sensitivity" in sensitivity_note(plain)
+    assert sensitivity_of(PlainSensitivity(sensitivity=Sensitivity(2.0, 1))) == Sensitivity(2.0, 1)
+    assert sensitivity_note(PlainSensitivity(sensitivity=Sensitivity(2.0, 1))) == ""
+    # any other type, or a number that is not > 0, is a clear error naming it
+    for bad, word in (("1.0", "str"), (True, "bool"), ((1.0, 2), "tuple"), (-1.0, "-1.0"),
+                      (float("nan"), "nan")):
+        with pytest.raises(InvalidMechanismError, match=f"sensitivity.*{word}"):
+            validate_mechanism(PlainSensitivity(sensitivity=bad))
     # the error is both a TypeError and a ValueError
     assert issubclass(InvalidMechanismError, TypeError)
     assert issubclass(InvalidMechanismError, ValueError)

@@ -49,7 +49,7 @@ def test_wrong_variant_exits_1_refuted_by_property_test_and_audit(tmp_path):
     assert v["sensitivity"]["verdict"] == "refuted"
     assert v["sensitivity"]["evidence"]["max_ratio"] == pytest.approx(2.0, rel=1e-6)
     assert v["empirical-audit"]["verdict"] == "refuted"
-    audit = v["empirical-audit"]["evidence"]["audits"][0]
+    audit = v["empirical-audit"]["evidence"]["audit"]
     assert audit["epsilon_lower_bound"] > audit["claim"]["epsilon"]
     # the accounting of the claimed event is consistent: the bug is in the noise, not there
     assert v["accounting"]["verdict"] == "holds"

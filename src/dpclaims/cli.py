@@ -3,8 +3,9 @@
 
 Exit codes of ``audit``: 0 when it ran and wrote its report (a refuted claim is a
 finding about a paper, not a failure of the run); 2 on bad input, with the reason
-on stderr. ``check-variant``: 0 when no claim of the variant is refuted, 1 when
-one is, 2 on bad input.
+on stderr. ``check-variant``: 0 when every claim of the variant was checked and
+none is refuted, 1 when one is refuted, 2 on bad input, 3 when nothing could be
+checked for some claim (not-checkable) and none is refuted.
 """
 
 from __future__ import annotations
@@ -221,14 +222,28 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
                   f"(> {result.rtol:.0%})[/]")
 
 
-@main.command("check-variant")
-@click.argument("spec", metavar="FILE.py:OBJECT")
+@main.command("check-variant", epilog="""\b
+Exit codes:
+  0  every claim the variant makes was checked and none is refuted
+  1  a claim is refuted (a certificate contradicts it)
+  2  bad input (not a mechanism, a missing file or module, a release of the
+     wrong or a changing shape or with NaN, a score of the wrong shape, an
+     unknown score name, bad options)
+  3  nothing was checked for at least one claim (not-checkable: e.g. no data
+     and no record domain), and none is refuted""")
+@click.argument("spec", metavar="FILE.py:OBJECT | package.module:OBJECT")
 @click.option("--n-trials", type=int, default=200_000, show_default=True,
-              help="Audit trials per dataset of each neighbouring pair.")
+              help="Audit trials per dataset of the selected neighbouring pair.")
 @click.option("--max-examples", type=int, default=300, show_default=True,
               help="Hypothesis examples for the property test of the sensitivity.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
-              help="Significance of the audit (split over its pairs).")
+              help="Significance of the audit's certificate.")
+@click.option("--score", type=str, default=None,
+              help="Attack score: auto (default), fisher, likelihood-ratio, logistic, "
+                   "gradient-boosting (a variant's own `score` attribute takes precedence).")
+@click.option("--selection-trials", type=int, default=None,
+              help="Pilot trials per dataset and candidate pair for the pair selection "
+                   "(default max(2000, n-trials / 10)).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--workers", type=int, default=1, show_default=True,
@@ -236,19 +251,20 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports/variant"), show_default=True,
               help="Folder for results.json, report.md and report.html.")
-def check_variant(spec, n_trials, max_examples, alpha, seed, workers, out_dir):
-    """Check a mechanism FILE.py:OBJECT (or a factory returning one): property test of its
-    sensitivity, accounting of its dp_event, empirical audit. Exit 1 if a claim is refuted."""
+def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, seed, workers,
+                  out_dir):
+    """Check a mechanism (or a factory returning one): property test of its sensitivity,
+    accounting of its dp_event, empirical audit on a searched neighbouring pair."""
     from dpclaims.reports.claims import InputError
     from dpclaims.reports.render import write_report
-    from dpclaims.reports.variant import VariantBudget, check_variant, load_variant
+    from dpclaims.reports.variant import VariantBudget, check_variant, exit_code, load_variant
 
     if seed < 0:
         raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
     t0 = time.perf_counter()
     try:
         budget = VariantBudget(n_trials=n_trials, max_examples=max_examples, alpha=alpha,
-                               workers=workers)
+                               workers=workers, selection_trials=selection_trials, score=score)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     console = Console(stderr=True)
@@ -270,8 +286,7 @@ def check_variant(spec, n_trials, max_examples, alpha, seed, workers, out_dir):
                          verdicts=verdicts, sections=sections, run_info=run_info)
     _print_summary(f"{mech.name}: claims and verdicts (seed {seed})", verdicts, paths,
                    sentences=True)
-    if any(v.verdict == "refuted" for v in verdicts):
-        sys.exit(1)
+    sys.exit(exit_code(verdicts))
 
 
 if __name__ == "__main__":  # pragma: no cover

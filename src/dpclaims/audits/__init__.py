@@ -3,7 +3,9 @@
 Public API: :class:`PrivacyClaim`, :class:`Sensitivity`, the :class:`Mechanism`
 protocol (and :class:`GaussianMechanism`, the ground truth), :class:`NeighbouringPair`
 with :func:`replace_one`, :func:`add_one`, :func:`remove_one`, :func:`canary_pair`,
-and :func:`audit` with its threshold strategies, returning :class:`AuditResult`.
+the pair search (:func:`candidate_pairs`, :func:`select_pair`), the attack scores
+(:mod:`dpclaims.audits.scores`), and :func:`audit` with its threshold strategies,
+returning :class:`AuditResult`.
 """
 
 from dpclaims.audits.core import (
@@ -25,12 +27,26 @@ from dpclaims.audits.mechanism import (
     canary_pair,
     remove_one,
     replace_one,
+    sensitivity_note,
+    sensitivity_of,
     validate_mechanism,
 )
+from dpclaims.audits.scores import (
+    SCORE_NAMES,
+    ClassifierScore,
+    FisherScore,
+    LikelihoodRatioScore,
+    ScoreError,
+    UserScore,
+    choose_score,
+)
+from dpclaims.audits.search import PairSelection, candidate_pairs, select_pair
 
 __all__ = [
     "AuditResult", "BonferroniThresholds", "ExplicitThreshold", "SplitThreshold", "audit",
     "epsilon_lower_bound", "GaussianMechanism", "InvalidMechanismError", "Mechanism",
     "NeighbouringPair", "PrivacyClaim", "Sensitivity", "add_one", "canary_pair", "remove_one",
-    "replace_one", "validate_mechanism",
+    "replace_one", "sensitivity_note", "sensitivity_of", "validate_mechanism", "SCORE_NAMES",
+    "ClassifierScore", "FisherScore", "LikelihoodRatioScore", "ScoreError", "UserScore",
+    "choose_score", "PairSelection", "candidate_pairs", "select_pair",
 ]

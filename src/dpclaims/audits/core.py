@@ -59,7 +59,18 @@ from dpclaims.audits.mechanism import (
     NeighbouringPair,
     PrivacyClaim,
     draw_release,
+    output_shape,
     validate_mechanism,
+)
+from dpclaims.audits.scores import (
+    AutoScore,
+    ScoreError,
+    UserScore,
+    as_score,
+    choose_score,
+    randomise_ties,
+    score_levels,
+    threshold_in_score_units,
 )
 
 # --------------------------------------------------------------------------- statistics
@@ -309,7 +320,8 @@ class AuditResult:
         True only when the certificate exceeds ``claim.epsilon``.
     epsilon_gdp_estimate, gdp_mu_estimate : float or None
         Estimate: GDP mu fitted to the held-out trade-off, and its epsilon at
-        ``claim.delta`` (None where no threshold has enough errors to fit).
+        ``claim.delta`` (None where no threshold has enough errors to fit, and the
+        epsilon None for a pure-DP claim, delta = 0, where a GDP curve has none).
     epsilon_credible_lower : float
         Estimate: Bayesian credible lower bound at level 1 - alpha.
     auroc : float
@@ -319,11 +331,12 @@ class AuditResult:
     threshold_strategy : str
         Its description.
     threshold : float
-        The threshold the certificate rests on (the best one under Bonferroni).
+        The threshold the certificate rests on (the best one under Bonferroni), in
+        score units.
     n_thresholds : int
         Thresholds certified (Bonferroni k; 1 otherwise).
     score : str
-        Which score was used.
+        Which score was used, described.
     n_trials, n_train, n_held_out : int
         Outputs per dataset: all, spent on training, behind the certificate.
     false_positives, false_negatives : int
@@ -334,8 +347,17 @@ class AuditResult:
     seed : int
     block_size, posterior_samples : int
         Together with ``seed``, they determine every number above.
+    score_name : str
+        The score's name ("fisher", "likelihood-ratio", "logistic",
+        "gradient-boosting", "user score").
+    score_choice : str
+        Why that score: the rule of ``auto`` with the numbers it saw, or who named it.
+    tie_probability : float or None
+        For a discrete score: the probability of guessing D1 when the score equals
+        ``threshold`` (the randomised threshold); None for a continuous score.
     held_out_scores : (ndarray, ndarray)
-        The held-out scores on D0 and D1 (for figures; not in :meth:`to_dict`).
+        The held-out scores on D0 and D1 (for figures; not in :meth:`to_dict`); for
+        a discrete score, after the tie-breaking map v = 2 rank(s) + u.
     """
 
     mechanism: str
@@ -364,6 +386,9 @@ class AuditResult:
     seed: int
     block_size: int
     posterior_samples: int
+    score_name: str = "fisher"
+    score_choice: str = ""
+    tie_probability: float | None = None
     held_out_scores: tuple = field(default=(), repr=False, compare=False)
 
     @property
@@ -387,72 +412,72 @@ class AuditResult:
 _WORKER: dict = {}
 
 
-def _init_worker(mechanism, datasets, score) -> None:
-    _WORKER.update(mechanism=mechanism, datasets=datasets, score=score)
+def _init_worker(mechanism, datasets) -> None:
+    _WORKER.update(mechanism=mechanism, datasets=datasets)
 
 
 def _run_in_worker(task):
-    return _block(_WORKER["mechanism"], _WORKER["datasets"], _WORKER["score"], *task)
+    return _block(_WORKER["mechanism"], _WORKER["datasets"], *task)
 
 
-def _block(mechanism, datasets, score, which: int, n: int, seed: int, key: tuple, w):
+def _block(mechanism, datasets, which: int, n: int, seed: int, key: tuple, scorer, shape):
     """One block: n outputs on dataset ``which`` with seed (seed, spawn_key=key).
 
-    Returns raw outputs (n, k) when neither a fitted direction ``w`` nor a user
-    ``score`` is set (training for the default score), else scores (n,).
+    Returns the raw outputs (n, k) when ``scorer`` is None (training a fitted
+    score), else their scores (n,). Every output must have the trailing ``shape``
+    (None: not checked, the probe that fixes it).
     """
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
-    out = draw_release(mechanism, datasets[which], rng, n)
-    if score is None and w is None:
+    out = draw_release(mechanism, datasets[which], rng, n, shape=shape)
+    if scorer is None:
         return out
-    return _apply_score(out, w, score, mechanism.name)
+    return _apply_score(out, scorer, mechanism.name)
 
 
-def _apply_score(outputs, w, score, name):
-    if score is not None:
-        s = np.asarray(score(outputs), dtype=float)
-        if s.shape != (outputs.shape[0],) or not np.all(np.isfinite(s)):
-            raise InvalidMechanismError(f"score must map outputs (n, ...) of {name!r} to n finite "
-                                        f"reals, got shape {s.shape}")
-        return s
-    return outputs @ w
+def _apply_score(outputs, scorer, name):
+    try:
+        s = np.asarray(scorer(outputs), dtype=float)
+    except ScoreError as exc:
+        raise InvalidMechanismError(f"mechanism {name!r}: {exc}") from exc
+    if s.shape != (outputs.shape[0],) or not np.all(np.isfinite(s)):
+        raise InvalidMechanismError(f"score must map outputs (n, ...) of {name!r} to n finite "
+                                    f"reals, got shape {s.shape}")
+    return s
 
 
-def _run_blocks(tasks, mechanism, datasets, score, seed, workers, client, pool):
-    """Run block tasks [(which, n, key, w)] in order; the results do not depend on how."""
+def _run_blocks(tasks, mechanism, datasets, seed, workers, client, pool):
+    """Run block tasks [(which, n, key, scorer, shape)] in order; the results do not
+    depend on how."""
     if client is not None:  # mechanism and datasets: futures scattered once by audit()
-        futures = [client.submit(_block, mechanism, datasets, score, which, n, seed, key, w,
-                                 pure=False) for which, n, key, w in tasks]
+        futures = [client.submit(_block, mechanism, datasets, which, n, seed, key, scorer,
+                                 shape, pure=False)
+                   for which, n, key, scorer, shape in tasks]
         return client.gather(futures)
     if pool is not None:
-        return list(pool.map(_run_in_worker, [(which, n, seed, key, w)
-                                              for which, n, key, w in tasks]))
-    return [_block(mechanism, datasets, score, which, n, seed, key, w)
-            for which, n, key, w in tasks]
+        # a scorer that is not fork-safe (scikit-learn's OpenMP thread pool deadlocks in a
+        # forked child) scores the workers' raw outputs here, in the parent
+        parent = [bool(getattr(scorer, "score_in_parent", False)) for *_, scorer, _ in tasks]
+        outs = list(pool.map(_run_in_worker, [(which, n, seed, key, None if p else scorer, shape)
+                                              for (which, n, key, scorer, shape), p
+                                              in zip(tasks, parent, strict=True)]))
+        return [_apply_score(o, t[3], mechanism.name) if p else o
+                for o, t, p in zip(outs, tasks, parent, strict=True)]
+    return [_block(mechanism, datasets, which, n, seed, key, scorer, shape)
+            for which, n, key, scorer, shape in tasks]
 
 
-def _block_tasks(which, phase, total, block_size, w):
-    return [(which, min(block_size, total - start), (which, phase, b), w)
+def _block_tasks(which, phase, total, block_size, scorer, shape):
+    return [(which, min(block_size, total - start), (which, phase, b), scorer, shape)
             for b, start in enumerate(range(0, total, block_size))]
 
 
-def _fit_linear_score(train0, train1) -> np.ndarray:
-    """w = (S + lambda I)^-1 (mean1 - mean0): Fisher's discriminant.
-
-    The log-likelihood-ratio statistic for Gaussian outputs of equal covariance
-    S (pooled training covariance, ridge lambda = 1e-6 tr(S)/k for stability).
-    """
-    diff = train1.mean(axis=0) - train0.mean(axis=0)
-    k = diff.size
-    if len(train0) + len(train1) <= k + 2:
-        w = diff
-    else:
-        cov = np.atleast_2d((np.cov(train0, rowvar=False) + np.cov(train1, rowvar=False)) / 2)
-        ridge = 1e-6 * max(np.trace(cov) / k, 1e-300)
-        w = np.linalg.solve(cov + ridge * np.eye(k), diff)
-    if not np.any(w) or not np.all(np.isfinite(w)):
-        w = np.ones(k)
-    return w
+# The threshold proposals of choose_thresholds, and the one-sided tail of the
+# Clopper-Pearson upper bounds at which training error rates are ranked (0.16: one
+# standard error of pessimism against the winner's curse of picking the best of many
+# noisy candidates) and at which the proposals are compared on the validation half.
+PROPOSALS = ("normal", "empirical")
+RANKING_TAILS = {"empirical": 0.16}
+VALIDATION_TAIL = 0.16
 
 
 def _candidates(s0, s1, max_candidates=6000) -> np.ndarray:
@@ -471,31 +496,35 @@ def _projected(fpr, fnr, n_ho, delta, alpha_each) -> np.ndarray:
                                              alpha_each))
 
 
-def _propose(s0, s1, n_ho, delta, alpha_each, method: str) -> tuple[np.ndarray, np.ndarray]:
+def _propose(s0, s1, n_ho, delta, alpha_each, method: str,
+             cands=None) -> tuple[np.ndarray, np.ndarray]:
     """Thresholds ranked by the certificate projected to the held-out size n_ho.
 
     ``empirical``: training error rates at their one-sided 84 % Clopper-Pearson
     upper bound (one standard error of pessimism against the winner's curse of
     picking the best of many noisy candidates). ``normal``: rates from a normal
     fit to each sample's scores (smooth; exact for Gaussian mechanisms).
+    ``cands``: the candidate thresholds (default: the training scores,
+    :func:`_candidates`).
     """
     s0, s1 = np.sort(s0), np.sort(s1)
-    cands = _candidates(s0, s1)
+    cands = _candidates(s0, s1) if cands is None else np.asarray(cands, dtype=float)
     if method == "normal":
         sd0, sd1 = max(s0.std(), 1e-300), max(s1.std(), 1e-300)
         fpr = _normal.sf((cands - s0.mean()) / sd0)
         fnr = _normal.cdf((cands - s1.mean()) / sd1)
     else:
+        tail = RANKING_TAILS[method]
         fp, fn = error_counts(s0, s1, cands)
-        fpr = clopper_pearson_upper(fp, len(s0), 0.16)
-        fnr = clopper_pearson_upper(fn, len(s1), 0.16)
+        fpr = clopper_pearson_upper(fp, len(s0), tail)
+        fnr = clopper_pearson_upper(fn, len(s1), tail)
     bounds = _projected(fpr, fnr, n_ho, delta, alpha_each)
     order = np.argsort(-bounds, kind="stable")
     return cands[order], bounds[order]
 
 
 def choose_thresholds(train0, train1, n_ho: int, delta: float, alpha_each: float,
-                      k: int = 1) -> tuple[np.ndarray, str]:
+                      k: int = 1, candidates=None) -> tuple[np.ndarray, str]:
     """Choose k thresholds from training scores only (never the held-out ones).
 
     Two proposals are made on the first half of each training sample (the
@@ -505,30 +534,49 @@ def choose_thresholds(train0, train1, n_ho: int, delta: float, alpha_each: float
     thresholds are returned. Fewer than 4 training outputs: the empirical
     ranking on all of them.
 
+    With a short list of ``candidates`` (a discrete score's randomised
+    thresholds, :func:`discrete_threshold_grid`), the empirical ranking on all
+    the training scores picks among them: a coarse grid leaves no room for the
+    winner's curse that slicing a level into thousands of random fractions would
+    invite, and a normal fit means nothing for a discrete score.
+
     Returns (thresholds (k,), method name).
     """
+    if candidates is not None:
+        t, _ = _propose(train0, train1, n_ho, delta, alpha_each, "empirical", candidates)
+        return np.sort(t[:k]), "empirical (level grid)"
     h0, h1 = len(train0) // 2, len(train1) // 2
     if h0 < 2 or h1 < 2:
         t, _ = _propose(train0, train1, n_ho, delta, alpha_each, "empirical")
         return np.sort(t[:k]), "empirical"
     v0, v1 = np.sort(train0[h0:]), np.sort(train1[h1:])
     proposals, score = {}, {}
-    for m in ("normal", "empirical"):
+    for m in PROPOSALS:
         t, _ = _propose(train0[:h0], train1[:h1], n_ho, delta, alpha_each, m)
         proposals[m] = np.sort(t[:k])
         fp, fn = error_counts(v0, v1, proposals[m])
-        fpr = clopper_pearson_upper(fp, len(v0), 0.16)
-        fnr = clopper_pearson_upper(fn, len(v1), 0.16)
+        fpr = clopper_pearson_upper(fp, len(v0), VALIDATION_TAIL)
+        fnr = clopper_pearson_upper(fn, len(v1), VALIDATION_TAIL)
         score[m] = float(np.max(_projected(fpr, fnr, n_ho, delta, alpha_each)))
-    method = "empirical" if score["empirical"] > score["normal"] else "normal"
+    method = max(PROPOSALS, key=lambda m: (score[m], m == "normal"))
     return proposals[method], method
+
+
+def discrete_threshold_grid(n_levels: int, fractions=(1.0, 0.75, 0.5, 0.25)) -> np.ndarray:
+    """Thresholds on v = 2 rank(s) + u: "s above level j, and s = level j with probability p".
+
+    For each level j and each p in ``fractions``: 2 j + (1 - p). Returns (n_levels x
+    len(fractions),) sorted values.
+    """
+    j = np.arange(n_levels)[:, None]
+    return np.sort((2.0 * j + (1.0 - np.asarray(fractions, dtype=float))[None]).ravel())
 
 
 # --------------------------------------------------------------------------- audit
 
 
 def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
-          threshold="split", score: Callable | None = None, seed: int = 0,
+          threshold="split", score=None, seed: int = 0,
           workers: int = 1, *, client=None, block_size: int = 65_536,
           posterior_samples: int = 100_000) -> AuditResult:
     """Audit ``mechanism``'s claim on ``pair``: a certified epsilon lower bound and estimates.
@@ -537,7 +585,7 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     ----------
     mechanism : Mechanism
         Follows :class:`~dpclaims.audits.mechanism.Mechanism`; its claim gives
-        delta and the relation.
+        delta (0 for pure epsilon-DP) and the relation.
     pair : NeighbouringPair
         Under the claim's relation.
     n_trials : int
@@ -548,13 +596,24 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     threshold : "split" | "bonferroni" | float | strategy, default "split"
         See :class:`SplitThreshold`, :class:`BonferroniThresholds`,
         :class:`ExplicitThreshold` (a float means an explicit threshold).
-    score : callable, optional
-        Maps outputs (n, k) to n reals ("guess D1" when high). Default: Fisher's
-        linear discriminant fitted on the training split (:func:`_fit_linear_score`).
+    score : None | str | score instance | callable, default None
+        The attack statistic (:mod:`dpclaims.audits.scores`): a name in
+        ``SCORE_NAMES`` ("auto", "fisher", "likelihood-ratio", "logistic",
+        "gradient-boosting"), an instance of one of its score types, or a callable
+        mapping outputs (n, k) to n reals ("guess D1" when high). None means
+        "auto": chosen from the training outputs by
+        :func:`~dpclaims.audits.scores.choose_score` (Fisher's discriminant for
+        continuous vectors, the counted likelihood ratio for finite output
+        spaces, a gradient-boosting classifier for mixed outputs). Fitted scores
+        never see the held-out outputs; discrete scores are thresholded with
+        randomisation at ties (exact binomial counts; module docstring of
+        :mod:`~dpclaims.audits.scores`).
     seed : int
         Block b of dataset j in phase p (0 training, 1 held out) draws from
-        ``SeedSequence(seed, spawn_key=(j, p, b))``: the same seed (and block size)
-        gives the same result whatever ``workers`` or ``client``.
+        ``SeedSequence(seed, spawn_key=(j, p, b))``; the tie-breaking uniforms of
+        dataset j in phase p from ``(3, j, p)``; a two-output probe that fixes the
+        output shape from ``(4, j)``. The same seed (and block size) gives the same
+        result whatever ``workers`` or ``client``.
     workers : int, default 1
         Processes for the blocks (fork start method where available; elsewhere the
         mechanism must be picklable).
@@ -573,8 +632,11 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     Raises
     ------
     InvalidMechanismError
-        ``mechanism`` is not a mechanism; a release of the wrong shape or with
-        non-finite values; a score of the wrong shape.
+        ``mechanism`` is not a mechanism; a release of the wrong length, of a shape
+        that changes between calls or between the two datasets, or with non-finite
+        values; a score of the wrong shape or with non-finite values.
+    ScoreError
+        An unknown score name (a ValueError).
     ValueError
         n_trials < 2, alpha outside (0, 1), a pair whose relation differs from the
         claim's, an unknown threshold strategy, workers < 1.
@@ -593,50 +655,88 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     block_size = check_count(block_size, "block_size")
     posterior_samples = check_count(posterior_samples, "posterior_samples")
     seed = check_count(seed, "seed", minimum=0)
-    if score is not None and not callable(score):
-        raise TypeError(f"score must be callable or None, got {score!r}")
+    spec = as_score(score)
     delta = claim.delta
 
-    needs_training = score is None or not (
-        isinstance(strategy, ExplicitThreshold)
-        or (isinstance(strategy, BonferroniThresholds) and strategy.grid is not None))
+    given_thresholds = (isinstance(strategy, ExplicitThreshold)
+                        or (isinstance(strategy, BonferroniThresholds)
+                            and strategy.grid is not None))
+    needs_training = not (isinstance(spec, UserScore) and given_thresholds)
     n_train = min(max(1, round(strategy.train_fraction * n_trials)), n_trials - 1) \
         if needs_training else 0
     n_ho = n_trials - n_train
     datasets = (pair.d0, pair.d1)
+
+    # the output shape, fixed by a probe of two outputs per dataset before any trial
+    shapes = [output_shape(mechanism, d, np.random.default_rng(
+        np.random.SeedSequence(seed, spawn_key=(4, j)))) for j, d in enumerate(datasets)]
+    if shapes[0] != shapes[1]:
+        raise InvalidMechanismError(
+            f"mechanism {mechanism.name!r}: outputs on d0 have shape {shapes[0]}, on d1 "
+            f"{shapes[1]}: the two datasets' outputs must have one shape to be compared")
+    shape = shapes[0]
 
     pool = None
     if client is None and workers > 1:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                   initargs=(mechanism, datasets, score))
+                                   initargs=(mechanism, datasets))
     remote = (mechanism, datasets)
     if client is not None:  # unique keys (hash=False), held until the audit ends
         remote = (client.scatter(mechanism, broadcast=True, hash=False),
                   client.scatter(datasets, broadcast=True, hash=False))
     try:
         def run(tasks):
-            return _run_blocks(tasks, *remote, score, seed, workers, client, pool)
+            return _run_blocks(tasks, *remote, seed, workers, client, pool)
 
-        w = None
-        train_s = None
-        if n_train:
-            train = run(_block_tasks(0, 0, n_train, block_size, None)
-                        + _block_tasks(1, 0, n_train, block_size, None))
-            nb = len(train) // 2
-            t0, t1 = np.concatenate(train[:nb]), np.concatenate(train[nb:])
-            if score is None:
-                w = _fit_linear_score(t0, t1)
-                train_s = (t0 @ w, t1 @ w)
+        scorer, train_s, score_reason = None, None, ""
+        if isinstance(spec, UserScore):
+            scorer = spec.fn
+            if n_train:
+                tr = run(_block_tasks(0, 0, n_train, block_size, scorer, shape)
+                         + _block_tasks(1, 0, n_train, block_size, scorer, shape))
+                nb = len(tr) // 2
+                train_s = (np.concatenate(tr[:nb]), np.concatenate(tr[nb:]))
+            score_reason = "given by the user"
+        else:
+            tr = run(_block_tasks(0, 0, n_train, block_size, None, shape)
+                     + _block_tasks(1, 0, n_train, block_size, None, shape))
+            nb = len(tr) // 2
+            t0, t1 = np.concatenate(tr[:nb]), np.concatenate(tr[nb:])
+            if isinstance(spec, AutoScore):
+                h0, h1 = max(1, len(t0) // 2), max(1, len(t1) // 2)
+                spec, score_reason = choose_score(t0[:h0], t1[:h1])
             else:
-                train_s = (t0, t1)
-        ho = run(_block_tasks(0, 1, n_ho, block_size, w) + _block_tasks(1, 1, n_ho, block_size, w))
+                score_reason = "named by the caller"
+            if spec.fit_half and len(t0) >= 4 and len(t1) >= 4:
+                h0, h1 = len(t0) // 2, len(t1) // 2
+                scorer = spec.fit(t0[:h0], t1[:h1], seed)
+                train_s = (_apply_score(t0[h0:], scorer, mechanism.name),
+                           _apply_score(t1[h1:], scorer, mechanism.name))
+            else:
+                scorer = spec.fit(t0, t1, seed)
+                train_s = (_apply_score(t0, scorer, mechanism.name),
+                           _apply_score(t1, scorer, mechanism.name))
+        ho = run(_block_tasks(0, 1, n_ho, block_size, scorer, shape)
+                 + _block_tasks(1, 1, n_ho, block_size, scorer, shape))
     finally:
         if pool is not None:
             pool.shutdown()
     nb = len(ho) // 2
     s0, s1 = np.concatenate(ho[:nb]), np.concatenate(ho[nb:])
+
+    # discrete scores: randomised thresholds through independent seeded tie-breakers
+    levels = None
+    if train_s is not None and not given_thresholds:
+        levels = score_levels(scorer, np.concatenate(train_s))
+    if levels is not None:
+        def tie_break(x, which, phase):
+            u = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, which, phase)))
+            return randomise_ties(x, levels, u.random(len(x)))
+
+        train_s = (tie_break(train_s[0], 0, 0), tie_break(train_s[1], 1, 0))
+        s0, s1 = tie_break(s0, 0, 1), tie_break(s1, 1, 1)
 
     # thresholds fixed before the held-out counts are looked at
     selection = "given in advance"
@@ -646,7 +746,8 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         grid = np.asarray(strategy.grid)
     else:
         k = 1 if isinstance(strategy, SplitThreshold) else strategy.size
-        grid, method = choose_thresholds(*train_s, n_ho, delta, alpha / k, k)
+        cands = None if levels is None else discrete_threshold_grid(len(levels))
+        grid, method = choose_thresholds(*train_s, n_ho, delta, alpha / k, k, cands)
         selection = f"chosen on the training split by the {method} ranking"
     k = len(grid)
     ss0, ss1 = np.sort(s0), np.sort(s1)
@@ -655,19 +756,21 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     best = int(np.argmax(certs))
     eps_lb = float(certs[best])
     fp_b, fn_b = int(fp[best]), int(fn[best])
+    t_best, tie_p = threshold_in_score_units(float(grid[best]), levels)
 
     mu = gdp_mu_estimate(s0, s1)
     post_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
     tr_fpr, tr_fnr = tradeoff_curve(s0, s1)
-    score_name = ("user score" if score is not None else
-                  "Fisher linear discriminant fitted on the training split")
+    score_name = spec.describe() if not isinstance(spec, UserScore) else "user score"
+    if levels is not None:
+        score_name += f"; randomised at ties over {len(levels)} levels"
     return AuditResult(
         mechanism=mechanism.name,
         claim=claim,
         pair=pair.to_dict(),
         epsilon_lower_bound=eps_lb,
         refutes_claim=bool(eps_lb > claim.epsilon),
-        epsilon_gdp_estimate=epsilon_from_gdp(mu, delta),
+        epsilon_gdp_estimate=epsilon_from_gdp(mu, delta) if delta > 0 else None,
         gdp_mu_estimate=mu,
         epsilon_credible_lower=credible_lower_bound(
             fp_b, n_ho, fn_b, n_ho, delta=delta, level=1 - alpha,
@@ -676,7 +779,7 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         tradeoff_fpr=tuple(tr_fpr),
         tradeoff_fnr=tuple(tr_fnr),
         threshold_strategy=f"{strategy.describe()}; threshold(s) {selection}",
-        threshold=float(grid[best]),
+        threshold=t_best,
         n_thresholds=k,
         score=score_name,
         n_trials=n_trials,
@@ -690,6 +793,9 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         seed=seed,
         block_size=block_size,
         posterior_samples=posterior_samples,
+        score_name=spec.name,
+        score_choice=score_reason,
+        tie_probability=tie_p,
         held_out_scores=(s0, s1),
     )
 

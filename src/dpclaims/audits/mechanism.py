@@ -5,11 +5,13 @@ dataset with a privacy claim; the library's protocol (:class:`Mechanism`) asks
 for a ``name``, a :class:`PrivacyClaim` and a vectorised
 ``release(data, rng, n) -> ndarray (n, ...)`` giving n independent outputs in one
 call. Optionally it has the noiseless ``query(data) -> ndarray`` and its claimed
-``sensitivity`` (:class:`Sensitivity`), which property tests and the canary
-search use.
+``sensitivity`` (:class:`Sensitivity`, or a plain number read as the L2
+sensitivity), which property tests and the canary search use, and its record
+``domain`` (:mod:`dpclaims.analysis.domains`), from which they draw datasets when
+no ``data`` is given.
 
-Datasets
---------
+Datasets (:mod:`dpclaims.analysis.records`)
+-------------------------------------------
 A dataset is either an array whose leading axis indexes records, shape
 ``(N, ...)``, or a tuple of such arrays sharing the leading axis (e.g.
 ``(x (N, d), y (N,))``); a record is then ``data[i]``, respectively the tuple of
@@ -26,6 +28,16 @@ from typing import Any, Protocol, runtime_checkable
 import dp_accounting
 import numpy as np
 
+from dpclaims.analysis.domains import check_domain
+from dpclaims.analysis.records import (  # noqa: F401  (re-exported: the dataset helpers)
+    add_record,
+    differing_records,
+    get_record,
+    n_records,
+    records_equal,
+    remove_record,
+    replace_record,
+)
 from dpclaims.analysis.validation import check_count, check_delta, check_epsilon
 
 RELATIONS = ("replace-one", "add-remove")
@@ -129,7 +141,10 @@ class Mechanism(Protocol):
     ``release(data, rng, n) -> ndarray`` of shape ``(n, ...)``: n independent
     outputs of the mechanism on ``data``, drawn with the ``numpy.random.Generator``
     ``rng`` in one vectorised call. Optional: ``query(data) -> ndarray`` (the
-    noiseless statistic) with ``sensitivity`` (:class:`Sensitivity`).
+    noiseless statistic) with ``sensitivity`` (:class:`Sensitivity`, or a plain
+    number meaning the L2 sensitivity), and ``domain`` (a
+    :class:`~dpclaims.analysis.domains.Box`, ``Ball`` or ``FiniteSet``: the set
+    records come from).
     """
 
     name: str
@@ -146,8 +161,9 @@ def validate_mechanism(obj) -> Mechanism:
     InvalidMechanismError
         Naming the missing or wrong attribute: no string ``name``, no
         :class:`PrivacyClaim` ``claim``, no callable ``release``, a ``query``
-        that is not callable, or a ``sensitivity`` that is not a
-        :class:`Sensitivity`.
+        that is not callable, a ``sensitivity`` that is neither a
+        :class:`Sensitivity` nor a positive number, or a ``domain`` that is not a
+        record domain.
     """
     what = f"{type(obj).__name__} object {obj!r:.80}"
     name = getattr(obj, "name", None)
@@ -164,142 +180,88 @@ def validate_mechanism(obj) -> Mechanism:
     query = getattr(obj, "query", None)
     if query is not None and not callable(query):
         raise InvalidMechanismError(f"mechanism {name!r}: `query` must be callable")
-    sens = getattr(obj, "sensitivity", None)
-    if sens is not None and not isinstance(sens, Sensitivity):
-        raise InvalidMechanismError(f"mechanism {name!r}: `sensitivity` must be a Sensitivity, "
-                                    f"got {type(sens).__name__}")
+    sensitivity_of(obj)
+    domain = getattr(obj, "domain", None)
+    if domain is not None:
+        try:
+            check_domain(domain)
+        except TypeError as exc:
+            raise InvalidMechanismError(f"mechanism {name!r}: `domain`: {exc}") from exc
     return obj
 
 
-def draw_release(mechanism: Mechanism, data, rng: np.random.Generator, n: int) -> np.ndarray:
+def sensitivity_of(mechanism) -> Sensitivity | None:
+    """The mechanism's claimed sensitivity as a :class:`Sensitivity`, or None.
+
+    A plain int or float ``v`` means ``Sensitivity(v, 2)``: the L2 sensitivity
+    (reports say so, :func:`sensitivity_note`).
+
+    Raises
+    ------
+    InvalidMechanismError
+        A ``sensitivity`` of another type (a bool, a string, a tuple ...), or a
+        plain number that is not finite and > 0.
+    """
+    sens = getattr(mechanism, "sensitivity", None)
+    name = getattr(mechanism, "name", "?")
+    if sens is None or isinstance(sens, Sensitivity):
+        return sens
+    if isinstance(sens, (int, float, np.integer, np.floating)) and not isinstance(sens, bool):
+        try:
+            return Sensitivity(float(sens), 2)
+        except ValueError as exc:
+            raise InvalidMechanismError(f"mechanism {name!r}: `sensitivity` {exc}") from exc
+    raise InvalidMechanismError(f"mechanism {name!r}: `sensitivity` must be a Sensitivity(value, "
+                                f"norm) or a plain number (the L2 sensitivity), got "
+                                f"{type(sens).__name__}: {sens!r:.60}")
+
+
+def sensitivity_note(mechanism) -> str:
+    """How the claimed sensitivity was read, for reports ("" for a Sensitivity)."""
+    sens = getattr(mechanism, "sensitivity", None)
+    if sens is None or isinstance(sens, Sensitivity):
+        return ""
+    return (f"sensitivity given as the plain number {float(sens):g}: read as the L2 "
+            "sensitivity (give Sensitivity(value, norm) for another norm)")
+
+
+def draw_release(mechanism: Mechanism, data, rng: np.random.Generator, n: int,
+                 shape: tuple | None = None) -> np.ndarray:
     """``mechanism.release(data, rng, n)`` as a float array (n, k), checked.
 
-    Raises InvalidMechanismError when the output's leading axis is not n or any
-    value is NaN or infinite.
+    ``shape``: the trailing shape every output must have (e.g. from
+    :func:`output_shape`); None checks nothing about it.
+
+    Raises InvalidMechanismError when the output's leading axis is not n, its
+    trailing shape differs from ``shape``, or any value is NaN or infinite.
     """
-    out = np.asarray(mechanism.release(data, rng, n), dtype=float)
+    return _checked(mechanism, mechanism.release(data, rng, n), n, shape).reshape(n, -1)
+
+
+def output_shape(mechanism: Mechanism, data, rng: np.random.Generator) -> tuple:
+    """The trailing shape of ``mechanism``'s outputs on ``data`` (a checked draw of two).
+
+    Raises InvalidMechanismError as :func:`draw_release`.
+    """
+    return _checked(mechanism, mechanism.release(data, rng, 2), 2, None).shape[1:]
+
+
+def _checked(mechanism, out, n: int, shape) -> np.ndarray:
+    out = np.asarray(out, dtype=float)
     if out.ndim == 0 or out.shape[0] != n:
         raise InvalidMechanismError(f"mechanism {mechanism.name!r}: release(data, rng, n={n}) "
                                     f"must return shape (n, ...), got {out.shape}")
+    if shape is not None and out.shape[1:] != tuple(shape):
+        raise InvalidMechanismError(f"mechanism {mechanism.name!r}: release returned outputs "
+                                    f"of shape {out.shape[1:]} after outputs of shape "
+                                    f"{tuple(shape)}: every output must have one shape")
     bad = ~np.isfinite(out)
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
         raise InvalidMechanismError(f"mechanism {mechanism.name!r}: release returned "
                                     f"{int(bad.sum())} non-finite value(s), first at "
                                     f"{first}: {out[first]!r}")
-    return out.reshape(n, -1)
-
-
-# --------------------------------------------------------------------------- datasets
-
-
-def n_records(data) -> int:
-    """Number of records N of a dataset (array (N, ...) or tuple of such arrays)."""
-    if isinstance(data, tuple):
-        if not data:
-            raise ValueError("a tuple dataset needs at least one component array")
-        sizes = {np.shape(c)[0] if np.ndim(c) else None for c in data}
-        if len(sizes) != 1 or None in sizes:
-            raise ValueError(f"the components of a tuple dataset must share their leading "
-                             f"(record) axis, got shapes {[np.shape(c) for c in data]}")
-        return sizes.pop()
-    if np.ndim(data) == 0:
-        raise ValueError(f"a dataset must have a leading record axis, got a scalar {data!r}")
-    return np.shape(data)[0]
-
-
-def get_record(data, index: int):
-    """Record ``index`` of ``data`` (a row, or a tuple of rows)."""
-    _check_index(data, index)
-    if isinstance(data, tuple):
-        return tuple(np.asarray(c)[index] for c in data)
-    return np.asarray(data)[index]
-
-
-def replace_record(data, index: int, record):
-    """A copy of ``data`` with record ``index`` replaced by ``record``."""
-    _check_index(data, index)
-    if isinstance(data, tuple):
-        record = _check_tuple_record(data, record)
-        out = tuple(np.array(c, copy=True) for c in data)
-        for c, r in zip(out, record, strict=True):
-            c[index] = _cast_record(r, c.dtype)
-        return out
-    out = np.array(data, copy=True)
-    _check_record_shape(np.asarray(record).shape, out.shape[1:])
-    out[index] = _cast_record(record, out.dtype)
     return out
-
-
-def remove_record(data, index: int):
-    """A copy of ``data`` without record ``index``."""
-    _check_index(data, index)
-    if isinstance(data, tuple):
-        return tuple(np.delete(np.asarray(c), index, axis=0) for c in data)
-    return np.delete(np.asarray(data), index, axis=0)
-
-
-def add_record(data, record):
-    """A copy of ``data`` with ``record`` appended as record N."""
-    if isinstance(data, tuple):
-        record = _check_tuple_record(data, record)
-        return tuple(np.concatenate([np.asarray(c), _cast_record(r, np.asarray(c).dtype)[None]])
-                     for c, r in zip(data, record, strict=True))
-    arr = np.asarray(data)
-    _check_record_shape(np.asarray(record).shape, arr.shape[1:])
-    return np.concatenate([arr, _cast_record(record, arr.dtype)[None]])
-
-
-def _cast_record(value, dtype):
-    """``value`` as ``dtype``; ValueError if the cast would change it (e.g. 0.7 -> int 0)."""
-    arr = np.asarray(value)
-    out = arr.astype(dtype)
-    if not np.array_equal(out, arr, equal_nan=arr.dtype.kind == "f"):
-        raise ValueError(f"record value {value!r} cannot be stored in a dataset of dtype "
-                         f"{np.dtype(dtype)} without changing it")
-    return out
-
-
-def _check_index(data, index) -> None:
-    n = n_records(data)
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
-        raise ValueError(f"record index must be an integer in [0, {n}), got {index!r}")
-
-
-def _check_record_shape(got, want) -> None:
-    if tuple(got) != tuple(want):
-        raise ValueError(f"record has shape {tuple(got)}, the dataset's records have {tuple(want)}")
-
-
-def _check_tuple_record(data, record):
-    if not isinstance(record, tuple) or len(record) != len(data):
-        raise ValueError(f"a record of a {len(data)}-component tuple dataset must be a tuple "
-                         f"of {len(data)} values, got {record!r}")
-    for c, r in zip(data, record, strict=True):
-        _check_record_shape(np.shape(r), np.shape(c)[1:])
-    return record
-
-
-def records_equal(a, b) -> bool:
-    """Whether two records (rows, or tuples of rows) are equal."""
-    if isinstance(a, tuple) != isinstance(b, tuple):
-        return False
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(np.array_equal(a, b))
-
-
-def _differing_records(d0, d1) -> np.ndarray:
-    """Indices where two equal-size datasets differ."""
-    comps = zip(d0, d1, strict=True) if isinstance(d0, tuple) else [(d0, d1)]
-    diff = None
-    for a, b in comps:
-        a, b = np.asarray(a), np.asarray(b)
-        if a.shape != b.shape:
-            raise ValueError(f"datasets have record components of shapes {a.shape} and {b.shape}")
-        d = (a != b).reshape(a.shape[0], -1).any(axis=1)
-        diff = d if diff is None else diff | d
-    return np.flatnonzero(diff)
 
 
 # --------------------------------------------------------------------------- pairs
@@ -348,7 +310,7 @@ class NeighbouringPair:
         if self.relation == "replace-one":
             if n0 != n1:
                 raise ValueError(f"replace-one neighbours have equal sizes, got {n0} and {n1}")
-            diff = _differing_records(self.d0, self.d1)
+            diff = differing_records(self.d0, self.d1)
             if diff.size > 1:
                 raise ValueError(f"replace-one neighbours differ in at most one record; these "
                                  f"differ in {diff.size} (indices {diff[:5].tolist()}...)")
@@ -359,7 +321,7 @@ class NeighbouringPair:
             ns = min(n0, n1)
             first = next((i for i in range(ns)
                           if not records_equal(get_record(big, i), get_record(small, i))), ns)
-            if _differing_records(remove_record(big, first), small).size:
+            if differing_records(remove_record(big, first), small).size:
                 raise ValueError("add-remove neighbours: the larger dataset minus one record "
                                  "must equal the smaller one")
 
@@ -437,7 +399,7 @@ def canary_pair(mechanism: Mechanism, data, candidates, *, relation: str | None 
         raise InvalidMechanismError(f"mechanism {mechanism.name!r} has no `query`: a canary "
                                     "search needs the noiseless query")
     relation = check_relation(relation or mechanism.claim.relation)
-    sens = getattr(mechanism, "sensitivity", None)
+    sens = sensitivity_of(mechanism)
     measure = sens if sens is not None else Sensitivity(1.0, 2)
     cands = list(candidates)
 

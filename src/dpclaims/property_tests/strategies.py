@@ -124,3 +124,104 @@ def dpsep_step_examples(draw, task: str, reading: str, max_dim: int = 3,
     pair = draw(replace_one_pairs(records(d, task), 1, 5))
     assert theta_f.shape == (natural_dim(d),)
     return DPSEPStepExample(params, n_records, theta_f, theta_0, pair)
+
+
+# --------------------------------------------------------------------------- record domains
+
+
+def domain_records(domain):
+    """Strategy of single records from a record domain (:mod:`dpclaims.analysis.domains`).
+
+    Box: each coordinate ``low + u (high - low)`` with u in [0, 1] (hypothesis tries
+    the ends first, so corners come early). Ball: a point of the cube
+    [-1, 1]^shape, projected onto the unit ball when outside, times the radius
+    (points outside land on the sphere). FiniteSet: one of its records.
+    """
+    from dpclaims.analysis.domains import Ball, Box, check_domain
+
+    check_domain(domain)
+    if isinstance(domain, Box):
+        unit = arrays(float, domain.shape, elements=st.floats(0.0, 1.0, **_finite))
+        return unit.map(lambda u: domain.low + u * (domain.high - domain.low))
+    if isinstance(domain, Ball):
+        cube = arrays(float, domain.shape, elements=st.floats(-1.0, 1.0, **_finite))
+
+        def to_ball(v):
+            norm = np.linalg.norm(v.ravel(), ord=domain.norm)
+            return domain.radius * (v / norm if norm > 1 else v)
+
+        return cube.map(to_ball)
+    return st.sampled_from(domain.records)
+
+
+def neighbouring_datasets(records, relation: str, *, base=None, min_size: int = 1,
+                          max_size: int = 8):
+    """Strategy of neighbouring datasets ``(d0, d1)`` under ``relation``.
+
+    Parameters
+    ----------
+    records : hypothesis strategy
+        Single records (e.g. :func:`domain_records`), arrays of one shape.
+    relation : {"replace-one", "add-remove"}
+    base : dataset, optional
+        A fixed dataset (N, ...) to build the pairs around: replace-one sets record
+        i of ``base`` to r0 in d0 and r1 in d1; add-remove sets record i to r0 in
+        d0 and adds r1 to it in d1 (or removes record j). Without ``base``, d0 is
+        ``min_size`` to ``max_size`` records drawn from ``records``.
+    """
+    from dpclaims.analysis.records import add_record, n_records, remove_record, replace_record
+
+    if relation not in ("replace-one", "add-remove"):
+        raise ValueError(f"relation must be 'replace-one' or 'add-remove', got {relation!r}")
+    if base is None:
+        d0s = st.lists(records, min_size=min_size, max_size=max_size).map(np.stack)
+        if relation == "replace-one":
+            return st.tuples(d0s, st.integers(0, max_size - 1), records).map(
+                lambda t: (t[0], replace_record(t[0], t[1] % len(t[0]), t[2])))
+        add = st.tuples(d0s, records).map(lambda t: (t[0], add_record(t[0], t[1])))
+        remove = st.tuples(d0s.filter(lambda d: len(d) > 1), st.integers(0, max_size - 1)).map(
+            lambda t: (t[0], remove_record(t[0], t[1] % len(t[0]))))
+        return st.one_of(add, remove)
+    n = n_records(base)
+    if relation == "replace-one":
+        return st.tuples(st.integers(0, n - 1), records, records).map(
+            lambda t: (replace_record(base, t[0], t[1]), replace_record(base, t[0], t[2])))
+    d0s = st.tuples(st.integers(0, n - 1), records).map(
+        lambda t: replace_record(base, t[0], t[1]))
+    add = st.tuples(d0s, records).map(lambda t: (t[0], add_record(t[0], t[1])))
+    if n < 2:
+        return add
+    remove = st.tuples(d0s, st.integers(0, n - 1)).map(
+        lambda t: (t[0], remove_record(t[0], t[1])))
+    return st.one_of(add, remove)
+
+
+def draw_examples(strategy, n: int, seed: int) -> list:
+    """Up to ``n`` examples of ``strategy``, reproducibly: the same seed, the same list.
+
+    Runs hypothesis's own generation (boundary values and small examples first,
+    as in a property test) with ``seed`` and collects what it draws; fewer than n
+    when the strategy has fewer distinct examples. Used by the neighbouring-pair
+    search to draw candidate pairs from a record domain.
+    """
+    from random import Random
+
+    from hypothesis import HealthCheck, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from dpclaims.property_tests.sensitivity import _no_local_constants
+
+    seen: list = []
+
+    def collect(example) -> bool:
+        seen.append(example)
+        return False
+
+    conf = settings(max_examples=n, database=None, deadline=None,
+                    suppress_health_check=list(HealthCheck))
+    try:
+        with _no_local_constants():
+            find(strategy, collect, settings=conf, random=Random(seed))
+    except NoSuchExample:
+        pass
+    return seen[:n]

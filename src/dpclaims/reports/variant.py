@@ -1,37 +1,59 @@
 """``dpclaims check-variant``: check a user's mechanism the way the papers' are checked.
 
 A variant is any object following the :class:`~dpclaims.audits.mechanism.Mechanism`
-protocol (or a zero-argument factory returning one). Besides the protocol's
-``name``, ``claim`` and ``release``, the checks use these optional attributes:
+protocol (or a zero-argument factory returning one), loaded from ``FILE.py:OBJECT``
+or from an importable ``package.module:OBJECT`` (e.g. the literature's mechanisms,
+``dpclaims.mechanisms:report_noisy_max_value``). Besides the protocol's ``name``,
+``claim`` and ``release``, the checks use these optional attributes:
 
 ``query(data)`` and ``sensitivity``
-    The property test of the claimed sensitivity, and the canary search.
+    The property test of the claimed sensitivity (a :class:`Sensitivity`, or a
+    plain number read as the L2 sensitivity), and the canary search.
 ``data``
-    The dataset the neighbouring pairs are built around (required for the audit).
+    The dataset the neighbouring pairs are built around.
+``domain``
+    The record domain (:mod:`dpclaims.analysis.domains`: ``Box``, ``Ball``,
+    ``FiniteSet``): without ``data``, the property test and the pair search draw
+    datasets from it; with ``data``, its patterns are tried as canaries too.
 ``candidates``
     Records the canary search and the property test draw from (default: the
     records of ``data``).
 ``records``
-    A hypothesis strategy of single records for the property test (default:
-    ``sampled_from(candidates)``).
+    A hypothesis strategy of single records for the property test (default: the
+    domain's records, else ``sampled_from(candidates)``).
 ``neighbouring_pairs()``
-    Pairs to audit on, in addition to the searched canary pair.
+    Pairs to consider besides the searched ones (e.g. the literature's).
+``score``
+    The audit's attack score (a name of :mod:`dpclaims.audits.scores` or a callable
+    ``outputs (n, k) -> (n,)``); default ``--score`` (auto).
 
-Three claims are checked, each with a computed verdict:
+One verdict per claim the variant makes:
 
-``<name>/sensitivity``  property test: is ``sensitivity.value`` a bound on
-    ``||query(D) - query(D')||`` over neighbours under the claim's relation?
-``<name>/accounting``  the claim's ``dp_event`` recomputed by every accountant
-    (:func:`~dpclaims.analysis.accounting.account_event`): ``refuted`` when an
-    exact accountant (a composition of plain Gaussians) gives a larger epsilon,
-    ``holds`` when an upper-bound accountant (RDP or pessimistic PLD) gives at
-    most the claimed epsilon, ``inconclusive`` otherwise.
-``<name>/empirical-audit``  :func:`~dpclaims.audits.core.audit` on every pair,
-    with the significance alpha split equally over the pairs (one budget).
+``<name>/sensitivity``  (when it states a sensitivity) property test: is the
+    sensitivity a bound on ``||query(D) - query(D')||`` over neighbours under the
+    claim's relation?
+``<name>/accounting``  (when its claim has a ``dp_event``) the event recomputed by
+    every accountant (:func:`~dpclaims.analysis.accounting.account_event`):
+    ``refuted`` when an exact accountant (the analytic Gaussian for compositions of
+    plain Gaussians; the pure-DP composition at delta = 0) gives a larger epsilon,
+    ``holds`` when an upper-bound accountant gives at most the claimed epsilon,
+    ``inconclusive`` otherwise.
+``<name>/empirical-audit``  (always) :func:`~dpclaims.audits.core.audit` on the pair
+    chosen by :func:`~dpclaims.audits.search.select_pair` among
+    :func:`~dpclaims.audits.search.candidate_pairs` (a selection phase on trials of
+    its own; the certificate on fresh trials at the full alpha).
+
+A check that cannot run (a sensitivity but no query, no data and no domain, no
+pair to audit on) gives ``not-checkable``: nothing was checked for that claim.
+
+Exit codes (:func:`exit_code`): 0 every claim of the variant was checked and none
+is refuted; 1 a claim is refuted; 2 bad input; 3 none is refuted but at least
+one claim was not checkable (nothing was checked for it).
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from dataclasses import dataclass
@@ -40,72 +62,133 @@ from pathlib import Path
 import numpy as np
 from hypothesis import strategies as st
 
-from dpclaims.analysis.accounting import account_event
+from dpclaims.analysis.accounting import PURE_DP_ACCOUNTANT, account_event
 from dpclaims.analysis.validation import check_count, check_probability
 from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
-    NeighbouringPair,
-    add_record,
-    canary_pair,
-    get_record,
-    n_records,
-    records_equal,
-    remove_record,
-    replace_record,
+    sensitivity_note,
+    sensitivity_of,
     validate_mechanism,
 )
+from dpclaims.audits.scores import ScoreError, as_score
+from dpclaims.audits.search import (
+    candidate_pairs,
+    data_candidates,
+    derived_seed,
+    select_pair,
+)
 from dpclaims.property_tests.sensitivity import check_sensitivity
+from dpclaims.property_tests.strategies import domain_records, neighbouring_datasets
 from dpclaims.reports.claims import Claim, InputError, Verdict
 
 EXACT_ACCOUNTANTS = ("analytic-gaussian",)
 UPPER_BOUND_ACCOUNTANTS = ("dp_accounting-pld", "dp_accounting-rdp", "autodp-rdp")
 
+EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
+
+
+def exit_code(verdicts) -> int:
+    """1 if a verdict is refuted; else 3 if one is not-checkable; else 0 (module docstring)."""
+    kinds = {v.verdict for v in verdicts}
+    if "refuted" in kinds:
+        return EXIT_REFUTED
+    if "not-checkable" in kinds or not verdicts:
+        return EXIT_NOT_CHECKED
+    return EXIT_OK
+
 
 @dataclass(frozen=True)
 class VariantBudget:
-    """Effort of :func:`check_variant`: audit trials per dataset, property-test examples."""
+    """Effort of :func:`check_variant`.
+
+    Attributes
+    ----------
+    n_trials : int
+        Outputs per dataset of the final audit.
+    max_examples : int
+        Hypothesis examples of the property test.
+    alpha : float
+        The audit's significance (one budget: the selection phase spends none).
+    workers : int
+        Processes for the audit's trial blocks.
+    selection_trials : int or None
+        Pilot outputs per dataset and candidate pair; None: max(2000, n_trials // 10).
+    n_random_pairs : int
+        Pairs drawn at random from a record domain for the search.
+    score : str or None
+        The attack score's name (None: auto), unless the variant names its own.
+    """
 
     n_trials: int = 200_000
     max_examples: int = 300
     alpha: float = 0.05
     workers: int = 1
+    selection_trials: int | None = None
+    n_random_pairs: int = 8
+    score: str | None = None
 
     def __post_init__(self):
         check_count(self.n_trials, "n_trials", minimum=2)
         check_count(self.max_examples, "max_examples")
         check_probability(self.alpha, "alpha")
         check_count(self.workers, "workers")
+        if self.selection_trials is not None:
+            check_count(self.selection_trials, "selection_trials", minimum=2)
+        check_count(self.n_random_pairs, "n_random_pairs", minimum=0)
+        if self.score is not None:
+            as_score(self.score)  # ScoreError (a ValueError) on an unknown name
+
+    @property
+    def pilot_trials(self) -> int:
+        return self.selection_trials or max(2_000, self.n_trials // 10)
+
+    def to_dict(self) -> dict:
+        return {"n_trials": self.n_trials, "max_examples": self.max_examples,
+                "alpha": self.alpha, "selection_trials": self.pilot_trials,
+                "n_random_pairs": self.n_random_pairs, "score": self.score or "auto"}
 
 
 def load_variant(spec: str):
-    """Load ``FILE.py:OBJECT``: the object, or the result of calling it if it is a factory.
+    """Load ``FILE.py:OBJECT`` or ``package.module:OBJECT``: the object, or the result of
+    calling it if it is a factory (a class, or a callable without ``release``).
 
-    The file is imported as a module named after it (registered in ``sys.modules``
-    so that worker processes can unpickle its classes).
+    A file is imported as a module named after it (registered in ``sys.modules``
+    so that worker processes can unpickle its classes); a dotted name is imported
+    with :func:`importlib.import_module`.
 
     Raises
     ------
     InputError
-        A malformed spec, a missing file, an import error in the file, a missing
+        A malformed spec, a missing file or module, an import error, a missing
         object, or an object that is not a mechanism (with the reason).
     """
     if ":" not in spec:
-        raise InputError(f"expected FILE.py:OBJECT, got {spec!r}")
+        raise InputError(f"expected FILE.py:OBJECT or package.module:OBJECT, got {spec!r}")
     file, _, obj_name = spec.rpartition(":")
-    path = Path(file)
-    if not path.is_file():
-        raise InputError(f"variant file not found: {file}")
     if not obj_name.isidentifier():
         raise InputError(f"OBJECT must be a Python name, got {obj_name!r}")
-    mod_name = f"dpclaims_variant_{path.stem}"
-    loader = importlib.util.spec_from_file_location(mod_name, path)
-    module = importlib.util.module_from_spec(loader)
-    sys.modules[mod_name] = module
-    try:
-        loader.loader.exec_module(module)
-    except Exception as exc:  # the user's file: any error is bad input
-        raise InputError(f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
+    path = Path(file)
+    if file.endswith(".py") or path.is_file() or "/" in file:
+        if not path.is_file():
+            raise InputError(f"variant file not found: {file}")
+        mod_name = f"dpclaims_variant_{path.stem}"
+        loader = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(loader)
+        sys.modules[mod_name] = module
+        try:
+            loader.loader.exec_module(module)
+        except Exception as exc:  # the user's file: any error is bad input
+            raise InputError(f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
+    else:
+        if not all(part.isidentifier() for part in file.split(".")):
+            raise InputError(f"expected FILE.py:OBJECT or package.module:OBJECT, got {spec!r}")
+        try:
+            module = importlib.import_module(file)
+        except ModuleNotFoundError as exc:
+            raise InputError(f"variant module not found: {file} ({exc})") from exc
+        except Exception as exc:
+            raise InputError(f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
     if not hasattr(module, obj_name):
         names = sorted(n for n in vars(module) if not n.startswith("_"))
         raise InputError(f"{file} has no object {obj_name!r}; it defines {names}")
@@ -127,51 +210,42 @@ def _claim(mech, kind: str, statement: str, check: str) -> Claim:
                  statement, check)
 
 
-def _candidates(mech):
-    cands = getattr(mech, "candidates", None)
-    data = getattr(mech, "data", None)
-    if cands is None and data is not None:
-        cands = [get_record(data, i) for i in range(n_records(data))]
-    return None if cands is None else list(cands)
+def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict | None:
+    """The property test of the claimed sensitivity; None when the variant states none.
 
-
-def neighbouring_strategy(mech, data, candidates, relation: str):
-    """Hypothesis strategy of (d0, d1) neighbours under ``relation``, built around ``data``.
-
-    Replace-one: record i of ``data`` set to r0 in d0 and r1 in d1. Add-remove:
-    d0 as before, d1 = d0 plus r1 or minus record j. Records r0, r1 come from
-    ``mech.records`` (a strategy) if present, else from ``candidates``.
+    Datasets come from ``data`` (pairs built around it, records from ``records``,
+    the ``domain`` or ``candidates``) or, without data, from the ``domain``
+    (:func:`~dpclaims.property_tests.strategies.neighbouring_datasets`).
     """
-    records = getattr(mech, "records", None) or st.sampled_from(candidates)
-    n = n_records(data)
-    base = st.tuples(st.integers(0, n - 1), records).map(
-        lambda t: replace_record(data, t[0], t[1]))
-    if relation == "replace-one":
-        return st.tuples(st.integers(0, n - 1), records, records).map(
-            lambda t: (replace_record(data, t[0], t[1]), replace_record(data, t[0], t[2])))
-    add = st.tuples(base, records).map(lambda t: (t[0], add_record(t[0], t[1])))
-    if n < 2:
-        return add
-    remove = st.tuples(base, st.integers(0, n - 1)).map(lambda t: (t[0], remove_record(t[0], t[1])))
-    return st.one_of(add, remove)
-
-
-def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict:
-    """The property test of ``mech.sensitivity`` (see module docstring)."""
-    sens = getattr(mech, "sensitivity", None)
+    sens = sensitivity_of(mech)
+    if sens is None:
+        return None
     query = getattr(mech, "query", None)
+    relation = mech.claim.relation
     claim = _claim(mech, "sensitivity",
-                   f"||query(D) - query(D')||_{sens.norm if sens else 2} <= "
-                   f"{sens.value if sens else '?'} for {mech.claim.relation} neighbours",
-                   "hypothesis property test")
-    data, cands = getattr(mech, "data", None), _candidates(mech)
-    if sens is None or query is None or data is None or not cands:
-        missing = [n for n, v in (("query", query), ("sensitivity", sens), ("data", data),
-                                  ("candidate records", cands or None)) if v is None]
+                   f"||query(D) - query(D')||_{sens.norm} <= {sens.value} for {relation} "
+                   "neighbours", "hypothesis property test")
+    note = sensitivity_note(mech)
+    data, domain = getattr(mech, "data", None), getattr(mech, "domain", None)
+    cands = data_candidates(mech)
+    records = getattr(mech, "records", None)
+    if records is None and domain is not None:
+        records = domain_records(domain)
+    if records is None and cands:
+        records = st.sampled_from(cands)
+    missing = []
+    if query is None:
+        missing.append("`query`")
+    if data is None and domain is None:
+        missing.append("`data` or a record `domain`")
+    elif records is None:
+        missing.append("records to draw (`candidates`, `records` or a `domain`)")
+    if missing:
         return Verdict(claim, "as-given", "not-checkable",
-                       f"The variant has no {', '.join(missing)}: nothing to property-test.",
-                       seed=seed)
-    strategy = neighbouring_strategy(mech, data, cands, mech.claim.relation)
+                       f"Not checked: the variant states a sensitivity but has no "
+                       f"{' and no '.join(missing)}, so no neighbouring datasets can be "
+                       "evaluated.", evidence={"note": note} if note else {}, seed=seed)
+    strategy = neighbouring_datasets(records, relation, base=data)
 
     def q(d):
         return np.asarray(query(d), dtype=float)
@@ -181,19 +255,23 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict:
         max_examples=budget.max_examples, seed=seed,
         magnitude=lambda p: float(np.linalg.norm(q(p[0])) + np.linalg.norm(q(p[1]))))
     ev = {"claimed": sens.value, "norm": str(sens.norm), "max_ratio": res.max_ratio,
-          "n_examples": res.n_examples, "relation": mech.claim.relation}
+          "n_examples": res.n_examples, "relation": relation,
+          "datasets": "around `data`" if data is not None else
+          f"drawn from the domain {domain.to_dict()}"}
+    if note:
+        ev["note"] = note
     if res.violated:
         d0, d1 = res.counterexample
         ev["counterexample"] = {"d0": _as_lists(d0), "d1": _as_lists(d1),
                                 "ratio": res.counterexample_ratio}
         return Verdict(claim, "as-given", "refuted",
-                       f"Refuted: a {mech.claim.relation} pair moves the query by "
+                       f"Refuted: a {relation} pair moves the query by "
                        f"{res.counterexample_ratio:.4g} x the claimed sensitivity "
                        f"{sens.value:.4g} (shrunk counterexample in the evidence); the "
                        f"largest ratio seen in {res.n_examples} pairs was {res.max_ratio:.4g}.",
                        evidence=ev, seed=seed, certificate=True)
     return Verdict(claim, "as-given", "holds",
-                   f"No counterexample in {res.n_examples} {mech.claim.relation} pairs; the "
+                   f"No counterexample in {res.n_examples} {relation} pairs; the "
                    f"largest distance was {res.max_ratio:.4g} x the claimed {sens.value:.4g}.",
                    evidence=ev, seed=seed)
 
@@ -205,19 +283,20 @@ def _as_lists(data):
     return np.asarray(data).tolist()
 
 
-def check_accounting_claim(mech, seed: int) -> Verdict:
-    """The claim's ``dp_event`` recomputed by every accountant (module docstring)."""
+def check_accounting_claim(mech, seed: int) -> Verdict | None:
+    """The claim's ``dp_event`` recomputed by every accountant (module docstring); None
+    when the claim has no dp_event (no accounting claim is made)."""
     c = mech.claim
+    if c.dp_event is None:
+        return None
     claim = _claim(mech, "accounting", f"the dp_event is ({c.epsilon:.6g}, {c.delta:g})-DP "
                    f"under {c.relation}", "accounting recomputation")
-    if c.dp_event is None:
-        return Verdict(claim, "as-given", "not-checkable",
-                       "The claim has no dp_event: nothing to recompute.", seed=seed)
     res = account_event(c.dp_event, c.delta, c.relation)
     ev = {"claimed_epsilon": c.epsilon, "accounting": res.to_dict()}
     rows = {r.name: r.epsilon for r in res.rows if r.epsilon is not None}
-    exact = {k: v for k, v in rows.items() if k in EXACT_ACCOUNTANTS}
-    upper_names = UPPER_BOUND_ACCOUNTANTS
+    exact_names = EXACT_ACCOUNTANTS + ((PURE_DP_ACCOUNTANT,) if c.delta == 0 else ())
+    exact = {k: v for k, v in rows.items() if k in exact_names}
+    upper_names = UPPER_BOUND_ACCOUNTANTS + ((PURE_DP_ACCOUNTANT,) if c.delta > 0 else ())
     if c.relation == "replace-one" and "PoissonSampled" in repr(c.dp_event):
         # dp_accounting's PLD models replace-one Poisson sampling with contributions in a
         # centred ball (radius Delta/2): not an upper bound for a general query.
@@ -227,6 +306,10 @@ def check_accounting_claim(mech, seed: int) -> Verdict:
     upper = {k: v for k, v in rows.items() if k in upper_names}
     tol = 1e-6
     table = ", ".join(f"{k} {v:.4g}" for k, v in rows.items())
+    needs = [r.name for r in res.rows if r.epsilon is None and "needs delta > 0" in r.note]
+    if needs:
+        ev["needs_delta_above_0"] = needs
+        table += f"; {', '.join(needs)} need delta > 0"
     if exact:
         k = max(exact, key=exact.get)
         if exact[k] > c.epsilon * (1 + tol):
@@ -250,103 +333,88 @@ def check_accounting_claim(mech, seed: int) -> Verdict:
                    "exact.", evidence=ev, seed=seed)
 
 
-def audit_pairs(mech, seed: int) -> list[NeighbouringPair]:
-    """The searched canary pair (if the variant has a query) and the variant's own pairs."""
-    pairs = []
-    data, cands = getattr(mech, "data", None), _candidates(mech)
-    if data is not None and cands:
-        if getattr(mech, "query", None) is not None:
-            if mech.claim.relation == "replace-one" and len(cands) >= 2:
-                pairs.append(canary_pair(mech, data, cands, index=0))
-            elif mech.claim.relation == "add-remove":
-                pairs.append(canary_pair(mech, data, cands, relation="add-remove"))
-        elif mech.claim.relation == "add-remove":
-            pairs.append(NeighbouringPair(data, add_record(data, cands[0]), "add-remove",
-                                          "add the first candidate record"))
-        elif len(cands) >= 2:
-            first = get_record(data, 0)
-            other = next((r for r in cands if not records_equal(r, first)), None)
-            if other is not None:
-                pairs.append(NeighbouringPair(data, replace_record(data, 0, other),
-                                              "replace-one", "replace record 0 by a candidate"))
-    own = getattr(mech, "neighbouring_pairs", None)
-    if own is not None:
-        for p in own():
-            if not isinstance(p, NeighbouringPair):
-                raise InputError(f"neighbouring_pairs() must yield NeighbouringPair objects, "
-                                 f"got {type(p).__name__}")
-            if p.relation != mech.claim.relation:
-                raise InputError(f"neighbouring_pairs() gave a {p.relation} pair, but the claim "
-                                 f"is under {mech.claim.relation}")
-            pairs.append(p)
-    return pairs
-
-
-def check_audit_claim(mech, budget: VariantBudget, seed: int) -> tuple[Verdict, list]:
-    """Audit every pair with alpha / (number of pairs) each (module docstring)."""
+def check_audit_claim(mech, budget: VariantBudget, seed: int) -> tuple[Verdict, object]:
+    """The empirical audit on the selected pair (module docstring); (verdict, result or None)."""
     c = mech.claim
     claim = _claim(mech, "empirical-audit", f"each release is ({c.epsilon:.6g}, {c.delta:g})-DP "
                    f"under {c.relation}", "empirical audit (Clopper-Pearson certificate)")
-    pairs = audit_pairs(mech, seed)
+    pairs = candidate_pairs(mech, seed=derived_seed(seed, 6), n_random=budget.n_random_pairs)
     if not pairs:
         return Verdict(claim, "as-given", "not-checkable",
-                       "The variant has no `data` (or fewer than two distinct candidate records) "
-                       "and no `neighbouring_pairs()`: no pair to audit on.", seed=seed), []
-    alpha_each = budget.alpha / len(pairs)
-    results = [audit(mech, p, budget.n_trials, alpha=alpha_each, seed=seed + i,
-                     workers=budget.workers) for i, p in enumerate(pairs)]
-    best = max(results, key=lambda r: r.epsilon_lower_bound)
-    ev = {"alpha_total": budget.alpha, "alpha_per_pair": alpha_each,
-          "audits": [r.to_dict() for r in results]}
-    where = f"pair '{best.pair['description']}'"
-    est = (f"estimates: GDP {best.epsilon_gdp_estimate:.3g}, "
-           if best.epsilon_gdp_estimate is not None else "estimates: ")
-    est += f"credible bound {best.epsilon_credible_lower:.3g}, AUROC {best.auroc:.3f}"
-    if best.refutes_claim:
+                       "Not checked: the variant has no `data` (or fewer than two distinct "
+                       "candidate records), no record `domain` and no `neighbouring_pairs()`: "
+                       "no pair to audit on.", seed=seed), None
+    score = getattr(mech, "score", None) or budget.score
+    selection = select_pair(mech, pairs, budget.pilot_trials, alpha=budget.alpha, score=score,
+                            seed=seed, workers=budget.workers)
+    r = audit(mech, selection.pair, budget.n_trials, alpha=budget.alpha, score=score,
+              seed=seed, workers=budget.workers)
+    ev = {"alpha": budget.alpha, "pair_selection": selection.to_dict(), "audit": r.to_dict(),
+          "threat_model": "black box: the adversary sees one output of the mechanism and "
+                          "knows the neighbouring pair"}
+    where = f"pair '{r.pair['description']}'"
+    est = ("estimates: " if r.epsilon_gdp_estimate is None
+           else f"estimates: GDP {r.epsilon_gdp_estimate:.3g}, ")
+    est += f"credible bound {r.epsilon_credible_lower:.3g}, AUROC {r.auroc:.3f}"
+    how = (f"{budget.n_trials} trials per dataset, score {r.score_name}"
+           f"{'' if r.tie_probability is None else ' (randomised threshold)'}, "
+           f"{1 - budget.alpha:.0%} confidence; {selection.n_candidates} candidate pair(s)")
+    if r.refutes_claim:
         return Verdict(claim, "as-given", "refuted",
-                       f"Refuted: certified epsilon >= {best.epsilon_lower_bound:.4g} > claimed "
-                       f"{c.epsilon:.4g} on {where} ({budget.n_trials} trials per dataset, "
-                       f"{1 - budget.alpha:.0%} confidence over {len(pairs)} pair(s); {est}).",
-                       evidence=ev, seed=seed, certificate=True), results
+                       f"Refuted: certified epsilon >= {r.epsilon_lower_bound:.4g} > claimed "
+                       f"{c.epsilon:.4g} on {where} ({how}; {est}).",
+                       evidence=ev, seed=seed, certificate=True), r
     return Verdict(claim, "as-given", "inconclusive",
-                   f"Not refuted: the largest certificate is epsilon >= "
-                   f"{best.epsilon_lower_bound:.4g} against the claimed {c.epsilon:.4g} "
-                   f"({where}; {budget.n_trials} trials per dataset; {est}). An audit can "
-                   "refute privacy but not prove it.", evidence=ev, seed=seed,
-                   certificate=True), results
+                   f"Not refuted: the certificate is epsilon >= {r.epsilon_lower_bound:.4g} "
+                   f"against the claimed {c.epsilon:.4g} ({where}; {how}; {est}). An audit "
+                   "can refute privacy but not prove it.", evidence=ev, seed=seed,
+                   certificate=True), r
 
 
 def check_variant(mech, budget: VariantBudget, seed: int = 0, tick=lambda name: None):
-    """Run the three checks on ``mech``; return (verdicts, sections, meta).
+    """Run the checks of every claim ``mech`` makes; return (verdicts, sections, meta).
 
-    Raises InputError when the variant misbehaves (a release of the wrong shape,
-    non-finite values, pairs under the wrong relation).
+    Raises InputError when the variant misbehaves (a release of the wrong or a
+    changing shape, non-finite values, a bad score, pairs under the wrong relation).
     """
     try:
         mech = validate_mechanism(mech)
+        verdicts = []
         tick("property test of the sensitivity")
-        verdicts = [check_sensitivity_claim(mech, budget, seed)]
+        v = check_sensitivity_claim(mech, budget, seed)
+        if v is not None:
+            verdicts.append(v)
         tick("accounting")
-        verdicts.append(check_accounting_claim(mech, seed))
+        v = check_accounting_claim(mech, seed)
+        if v is not None:
+            verdicts.append(v)
         tick("empirical audit")
-        v, results = check_audit_claim(mech, budget, seed)
+        v, result = check_audit_claim(mech, budget, seed)
         verdicts.append(v)
-    except InvalidMechanismError as exc:
+    except (InvalidMechanismError, ScoreError) as exc:
         raise InputError(str(exc)) from exc
-    rows = [[r.pair["description"], f"{r.epsilon_lower_bound:.4g}",
-             "-" if r.epsilon_gdp_estimate is None else f"{r.epsilon_gdp_estimate:.4g}",
-             f"{r.epsilon_credible_lower:.4g}", f"{r.auroc:.3f}", r.threshold_strategy]
-            for r in results]
-    sections = [{
-        "title": "Audits",
-        "text": (f"Claimed epsilon {mech.claim.epsilon:.6g} at delta {mech.claim.delta:g} "
-                 f"under {mech.claim.relation}. The certificate is a Clopper-Pearson bound "
-                 "(holds with the stated confidence); the GDP and credible values are "
-                 "estimates and never refute."),
-        "table": {"columns": ["pair", "certificate", "GDP estimate", "credible bound",
-                              "AUROC", "threshold strategy"], "rows": rows},
-    }]
+    sections = []
+    if result is not None:
+        sel = v.evidence["pair_selection"]
+        rows = [[p["pair"], f"{p['pilot_certificate']:.4g}", f"{p['pilot_credible_bound']:.4g}",
+                 f"{p['pilot_auroc']:.3f}", p["score"]] for p in sel["pilots"]]
+        sections.append({
+            "title": "Audit",
+            "text": (f"Claimed epsilon {mech.claim.epsilon:.6g} at delta {mech.claim.delta:g} "
+                     f"under {mech.claim.relation}. Certificate (Clopper-Pearson, holds with "
+                     f"the stated confidence): epsilon >= {result.epsilon_lower_bound:.4g} on "
+                     f"'{result.pair['description']}', score: {result.score} "
+                     f"({result.score_choice}). The GDP and credible values are estimates "
+                     f"and never refute. Pair: {sel['rule']}."),
+            "table": {"columns": ["candidate pair", "pilot certificate", "pilot credible bound",
+                                  "pilot AUROC", "score"], "rows": rows} if rows else None,
+        })
+    not_made = []
+    if sensitivity_of(mech) is None:
+        not_made.append("sensitivity (none stated)")
+    if mech.claim.dp_event is None:
+        not_made.append("accounting (the claim has no dp_event)")
     meta = {"mechanism": mech.name, "claim": mech.claim.to_dict(), "seed": seed,
-            "budget": {"n_trials": budget.n_trials, "max_examples": budget.max_examples,
-                       "alpha": budget.alpha}}
+            "budget": budget.to_dict(), "claims not made": not_made,
+            "exit code": exit_code(verdicts)}
     return verdicts, sections, meta

@@ -1,0 +1,420 @@
+"""Attack scores: the statistic an audit thresholds ("guess D1 when the score is high").
+
+An audit (:func:`dpclaims.audits.core.audit`) turns a test "guess D1 when
+score(output) > t" into a certified epsilon lower bound. The certificate is valid
+for *any* score and threshold fixed before the held-out counts are seen; the score
+decides only how strong the bound is. Every score here is fitted on the audit's
+training split and never on the held-out outputs the certificate counts.
+
+The scores
+----------
+``fisher``
+    Fisher's linear discriminant ``w = (S + lambda I)^-1 (mean1 - mean0)``: the
+    log-likelihood ratio of two Gaussians with a shared covariance, so the optimal
+    test for Gaussian noise on a vector. Fitted on the whole training split (the
+    threshold is chosen on the same outputs; k parameters against thousands of
+    outputs overfit negligibly).
+``likelihood-ratio``
+    The exact likelihood ratio of a finite output space, estimated by counting:
+    ``log (c1(x) + a) / (n1 + a K) - log (c0(x) + a) / (n0 + a K)``, with c_j(x)
+    the number of training outputs of D_j equal to x (whole output rows compared
+    bit for bit), K the number of distinct training outputs plus one bucket for
+    every unseen output, and the pseudo-count ``a = prior`` (default 1/2, the
+    Jeffreys / Krichevsky-Trofimov prior). An output never seen in training gets
+    ``log (a / (n1 + a K)) - log (a / (n0 + a K))`` (0 when n0 = n1). By the
+    Neyman-Pearson lemma, thresholding the likelihood ratio, randomised at the
+    threshold, is the most powerful test on a finite output space.
+``logistic``
+    Logistic regression (scikit-learn, L2 penalty C = 1) on the standardised
+    quadratic features ``(x_j, x_j^2)`` of every output coordinate j; the score
+    is the fitted log-odds of D1 (monotone in the estimated posterior).
+``gradient-boosting``
+    scikit-learn's ``HistGradientBoostingClassifier`` (100 iterations, no early
+    stopping, fixed ``random_state``) on the raw outputs; the score is its
+    log-odds of D1. Non-linear: for mixed discrete-continuous outputs.
+
+The two classifier scores follow DP-Sniper (Bichsel, Steffen, Bogunovic, Vechev,
+"DP-Sniper: Black-Box Discovery of Differential Privacy Violations using
+Classifiers", IEEE S&P 2021): train a probabilistic classifier to tell the two
+datasets' outputs apart, then threshold its estimated posterior. The fitted
+scores other than Fisher's are fitted on the first half of the training split
+and the threshold is chosen on the second half, so that the threshold sees
+out-of-sample scores (an overfitted count or tree would otherwise look perfect
+on its own outputs).
+
+``auto`` (the default when no score is given) looks at the training outputs
+only (:func:`choose_score`): a finite output space -> ``likelihood-ratio``;
+every coordinate continuous -> ``fisher``; a mix -> ``gradient-boosting``. A
+user's own ``score(outputs) -> (n,)`` is used as given (:class:`UserScore`).
+
+Randomised thresholds
+---------------------
+A score with ties (a discrete one) is thresholded with randomisation at the
+threshold, as DP-Sniper's optimal attack: "guess D1 when s > t, and with
+probability p when s = t". This is implemented exactly by mapping the score s
+to ``v = 2 rank(s) + u`` (rank of s among the finitely many training levels,
+half-ranks between them, u ~ Uniform[0, 1) drawn per trial from a seeded stream
+independent of the outputs) and thresholding v. Each held-out trial's decision
+is then a Bernoulli draw independent of the others, so the error counts stay
+exact binomials and the Clopper-Pearson certificate is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpclaims.analysis.validation import check_positive
+
+SCORE_NAMES = ("auto", "fisher", "likelihood-ratio", "logistic", "gradient-boosting")
+
+# choose_score's rule (stated in its docstring and in every audit's evidence)
+DISCRETE_MAX_LEVELS = 10_000
+DISCRETE_MIN_MEAN_COUNT = 10.0
+CONTINUOUS_MIN_DISTINCT_FRACTION = 0.5
+
+
+class ScoreError(ValueError):
+    """A score that cannot be used: an unknown name, or outputs it cannot score."""
+
+
+# --------------------------------------------------------------------------- fitted scores
+
+
+@dataclass(frozen=True)
+class LinearScore:
+    """``outputs (n, k) @ w (k,)``: Fisher's discriminant once fitted."""
+
+    w: np.ndarray
+    levels: Any = None
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        if outputs.shape[1] != self.w.size:
+            raise ScoreError(f"outputs have {outputs.shape[1]} coordinates, the score was "
+                             f"fitted on {self.w.size}")
+        return outputs @ self.w
+
+
+def _row_keys(outputs: np.ndarray) -> np.ndarray:
+    """Each output row as one opaque (void) key, equal iff the rows are equal bit for bit.
+
+    ``+ 0.0`` maps -0.0 to 0.0 so that the two zeros share a key.
+    """
+    x = np.ascontiguousarray(np.asarray(outputs, dtype=float) + 0.0)
+    return x.view(np.dtype((np.void, x.dtype.itemsize * x.shape[1]))).ravel()
+
+
+@dataclass(frozen=True)
+class CountLikelihoodRatio:
+    """The fitted likelihood-ratio score: a lookup table from output rows to log ratios.
+
+    Attributes
+    ----------
+    keys : ndarray of void, sorted
+        The distinct training outputs.
+    values : ndarray (len(keys),)
+        Their log likelihood ratios.
+    unseen : float
+        The log ratio of every output not in ``keys``.
+    n_coordinates : int
+        Output coordinates k the table was built on.
+    levels : ndarray
+        Sorted distinct values the score can take (for randomised thresholds).
+    """
+
+    keys: np.ndarray
+    values: np.ndarray
+    unseen: float
+    n_coordinates: int
+    levels: np.ndarray = field(repr=False)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        if outputs.shape[1] != self.n_coordinates:
+            raise ScoreError(f"outputs have {outputs.shape[1]} coordinates, the likelihood "
+                             f"ratio was counted on {self.n_coordinates}")
+        q = _row_keys(outputs)
+        i = np.minimum(np.searchsorted(self.keys, q), len(self.keys) - 1)
+        return np.where(self.keys[i] == q, self.values[i], self.unseen)
+
+
+@dataclass(frozen=True)
+class ClassifierLogOdds:
+    """A fitted scikit-learn classifier: the score is its log-odds of D1."""
+
+    model: Any
+    quadratic: bool
+    n_coordinates: int
+    levels: Any = None
+    # scikit-learn's OpenMP thread pool deadlocks in a forked worker: the audit's
+    # process pool returns raw outputs and the parent applies this score
+    score_in_parent: bool = field(default=True, init=False)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        if outputs.shape[1] != self.n_coordinates:
+            raise ScoreError(f"outputs have {outputs.shape[1]} coordinates, the classifier "
+                             f"was fitted on {self.n_coordinates}")
+        x = _quadratic(outputs) if self.quadratic else outputs
+        return np.asarray(self.model.decision_function(x), dtype=float)
+
+
+def _quadratic(x: np.ndarray) -> np.ndarray:
+    return np.hstack([x, x * x])
+
+
+# --------------------------------------------------------------------------- score types
+
+
+@dataclass(frozen=True)
+class FisherScore:
+    """Fisher's linear discriminant (module docstring), ridge ``ridge * tr(S) / k``."""
+
+    ridge: float = 1e-6
+    name: str = field(default="fisher", init=False)
+    fit_half: bool = field(default=False, init=False)
+
+    def __post_init__(self):
+        check_positive(self.ridge, "ridge")
+
+    def fit(self, train0: np.ndarray, train1: np.ndarray, seed: int) -> LinearScore:
+        """Fit on training outputs (n0, k) and (n1, k); ``seed`` is unused (deterministic)."""
+        diff = train1.mean(axis=0) - train0.mean(axis=0)
+        k = diff.size
+        if len(train0) + len(train1) <= k + 2:
+            w = diff
+        else:
+            cov = np.atleast_2d((np.cov(train0, rowvar=False)
+                                 + np.cov(train1, rowvar=False)) / 2)
+            ridge = self.ridge * max(np.trace(cov) / k, 1e-300)
+            w = np.linalg.solve(cov + ridge * np.eye(k), diff)
+        if not np.any(w) or not np.all(np.isfinite(w)):
+            w = np.ones(k)
+        return LinearScore(w)
+
+    def describe(self) -> str:
+        return "Fisher linear discriminant fitted on the training split"
+
+
+@dataclass(frozen=True)
+class LikelihoodRatioScore:
+    """The counted likelihood ratio of a finite output space (module docstring).
+
+    Parameters
+    ----------
+    prior : float, default 0.5
+        Pseudo-count a > 0 added to every output's count, seen or not.
+    """
+
+    prior: float = 0.5
+    name: str = field(default="likelihood-ratio", init=False)
+    fit_half: bool = field(default=True, init=False)
+
+    def __post_init__(self):
+        check_positive(self.prior, "prior")
+
+    def fit(self, train0: np.ndarray, train1: np.ndarray, seed: int) -> CountLikelihoodRatio:
+        """Count the distinct rows of (n0, k) and (n1, k) training outputs."""
+        n0, n1 = len(train0), len(train1)
+        k0, k1 = _row_keys(train0), _row_keys(train1)
+        keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
+        c0 = np.bincount(inverse[:n0], minlength=len(keys))
+        c1 = np.bincount(inverse[n0:], minlength=len(keys))
+        a = self.prior
+        big_k = len(keys) + 1
+        z0, z1 = np.log(n0 + a * big_k), np.log(n1 + a * big_k)
+        values = (np.log(c1 + a) - z1) - (np.log(c0 + a) - z0)
+        unseen = float((np.log(a) - z1) - (np.log(a) - z0))
+        levels = np.unique(np.append(values, unseen))
+        return CountLikelihoodRatio(keys, values, unseen, train0.shape[1], levels)
+
+    def describe(self) -> str:
+        return (f"likelihood ratio of the outputs counted on half the training split "
+                f"(pseudo-count {self.prior:g} per output, seen or unseen), threshold "
+                "randomised at ties")
+
+
+@dataclass(frozen=True)
+class ClassifierScore:
+    """A probabilistic classifier's log-odds of D1 (DP-Sniper; module docstring).
+
+    Parameters
+    ----------
+    model : {"logistic", "gradient-boosting"}
+    """
+
+    model: str = "gradient-boosting"
+    fit_half: bool = field(default=True, init=False)
+
+    def __post_init__(self):
+        if self.model not in ("logistic", "gradient-boosting"):
+            raise ScoreError(f"classifier model must be 'logistic' or 'gradient-boosting', "
+                             f"got {self.model!r}")
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    def fit(self, train0: np.ndarray, train1: np.ndarray, seed: int) -> ClassifierLogOdds:
+        """Fit on (n0, k) and (n1, k) training outputs, labels 0 and 1 (equal priors)."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        x = np.vstack([train0, train1])
+        y = np.concatenate([np.zeros(len(train0)), np.ones(len(train1))])
+        if self.model == "logistic":
+            model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
+            model.fit(_quadratic(x), y)
+            return ClassifierLogOdds(model, True, x.shape[1])
+        model = HistGradientBoostingClassifier(max_iter=100, early_stopping=False,
+                                               random_state=seed % (2**32))
+        model.fit(x, y)
+        return ClassifierLogOdds(model, False, x.shape[1])
+
+    def describe(self) -> str:
+        if self.model == "logistic":
+            return ("logistic regression on standardised quadratic features (x_j, x_j^2), "
+                    "fitted on half the training split (DP-Sniper)")
+        return ("HistGradientBoostingClassifier on the raw outputs, fitted on half the "
+                "training split (DP-Sniper)")
+
+
+@dataclass(frozen=True)
+class UserScore:
+    """A user's ``score(outputs (n, k)) -> (n,)``, used as given (nothing fitted)."""
+
+    fn: Callable
+    name: str = field(default="user score", init=False)
+    fit_half: bool = field(default=False, init=False)
+
+    def __post_init__(self):
+        if not callable(self.fn):
+            raise ScoreError(f"a user score must be callable, got {self.fn!r}")
+
+    def fit(self, train0, train1, seed):
+        return self.fn
+
+    def describe(self) -> str:
+        return f"user score {getattr(self.fn, '__name__', repr(self.fn))}"
+
+
+@dataclass(frozen=True)
+class AutoScore:
+    """Choose the score from the training outputs (:func:`choose_score`)."""
+
+    name: str = field(default="auto", init=False)
+
+
+AttackScore = FisherScore | LikelihoodRatioScore | ClassifierScore | UserScore
+
+
+def as_score(score) -> AttackScore | AutoScore:
+    """None / "auto" / a name in :data:`SCORE_NAMES` / a score instance / a callable.
+
+    Raises
+    ------
+    ScoreError
+        An unknown name (the message lists the known ones) or another type.
+    """
+    if score is None or (isinstance(score, str) and score == "auto"):
+        return AutoScore()
+    if isinstance(score, (FisherScore, LikelihoodRatioScore, ClassifierScore, UserScore,
+                          AutoScore)):
+        return score
+    if isinstance(score, str):
+        named = {"fisher": FisherScore, "likelihood-ratio": LikelihoodRatioScore,
+                 "logistic": lambda: ClassifierScore("logistic"),
+                 "gradient-boosting": lambda: ClassifierScore("gradient-boosting")}
+        if score not in named:
+            raise ScoreError(f"unknown score {score!r}; known scores: {', '.join(SCORE_NAMES)} "
+                             "(or a callable outputs -> (n,))")
+        return named[score]()
+    if callable(score):
+        return UserScore(score)
+    raise ScoreError(f"score must be None, a name ({', '.join(SCORE_NAMES)}), a score "
+                     f"instance or a callable, got {type(score).__name__}: {score!r:.80}")
+
+
+def choose_score(train0: np.ndarray, train1: np.ndarray) -> tuple[AttackScore, str]:
+    """The score for these training outputs, and the sentence saying why.
+
+    The rule (training outputs of both datasets pooled, n rows of k coordinates):
+
+    * at most ``DISCRETE_MAX_LEVELS`` (10,000) distinct rows, seen on average at
+      least ``DISCRETE_MIN_MEAN_COUNT`` (10) times each: a finite output space ->
+      ``likelihood-ratio`` (the optimal test there);
+    * otherwise, if every coordinate takes at least
+      ``CONTINUOUS_MIN_DISTINCT_FRACTION`` (half) as many distinct values as there
+      are rows: continuous -> ``fisher`` (optimal for Gaussian noise on a vector);
+    * otherwise (some coordinates discrete, some continuous) -> ``gradient-boosting``.
+    """
+    x = np.vstack([train0, train1])
+    n, k = x.shape
+    distinct_rows = len(np.unique(_row_keys(x)))
+    if distinct_rows <= DISCRETE_MAX_LEVELS and n / distinct_rows >= DISCRETE_MIN_MEAN_COUNT:
+        return LikelihoodRatioScore(), (
+            f"auto: {distinct_rows} distinct outputs in {n} training outputs (finite output "
+            "space) -> likelihood ratio")
+    per_coord = np.array([len(np.unique(x[:, j])) for j in range(k)])
+    if np.all(per_coord >= CONTINUOUS_MIN_DISTINCT_FRACTION * n):
+        return FisherScore(), (
+            f"auto: every one of the {k} output coordinates is continuous (at least "
+            f"{int(per_coord.min())} distinct values in {n} outputs) -> Fisher's linear "
+            "discriminant")
+    n_discrete = int(np.sum(per_coord < CONTINUOUS_MIN_DISTINCT_FRACTION * n))
+    return ClassifierScore("gradient-boosting"), (
+        f"auto: mixed outputs ({n_discrete} of {k} coordinates discrete, {distinct_rows} "
+        f"distinct rows in {n}) -> gradient-boosting classifier")
+
+
+# --------------------------------------------------------------------------- randomisation
+
+
+def score_levels(fitted, train_scores: np.ndarray) -> np.ndarray | None:
+    """The finite level set to randomise ties over, or None for a continuous score.
+
+    A fitted score that knows its levels (the likelihood ratio) gives them; any
+    other score is treated as discrete when fewer than half of its training scores
+    are distinct, and its levels are then the distinct training scores.
+    """
+    levels = getattr(fitted, "levels", None)
+    if levels is not None:
+        return np.asarray(levels, dtype=float)
+    distinct = np.unique(train_scores)
+    if distinct.size < 0.5 * train_scores.size:
+        return distinct
+    return None
+
+
+def randomise_ties(scores: np.ndarray, levels: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``v = 2 rank(s) + u``: a score whose thresholds are randomised thresholds of s.
+
+    ``rank`` is the index of s in the sorted ``levels``; a value between two
+    levels gets the odd half-rank between them. ``u`` (same shape as ``scores``)
+    are independent Uniform[0, 1) draws. "v > t" with 2i <= t < 2i + 1 means
+    "s > levels[i], or s = levels[i] with probability 2i + 1 - t".
+    """
+    i = np.searchsorted(levels, scores, side="left")
+    hit = (i < len(levels)) & (levels[np.minimum(i, len(levels) - 1)] == scores)
+    return 2.0 * i - np.where(hit, 0.0, 1.0) + u
+
+
+def threshold_in_score_units(t: float, levels: np.ndarray | None) -> tuple[float, float | None]:
+    """(threshold, probability of guessing D1 at a tie) for a threshold t on v.
+
+    For a continuous score (``levels`` None) the threshold is t itself and there is
+    no tie probability.
+    """
+    if levels is None:
+        return float(t), None
+    j = int(np.floor(t / 2))
+    if j < 0:  # below every level: always "guess D1"
+        return float(levels[0]), 1.0
+    if j >= len(levels):  # above every level: never
+        return float(levels[-1]), 0.0
+    r = t - 2 * j
+    # inside level j's band: randomised at s = levels[j]; in the gap above it: s > levels[j]
+    return float(levels[j]), float(1 - r) if r < 1 else 0.0
