@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dpclaims.claims import InputError
 from dpclaims.cli import main
-from dpclaims.reports.claims import InputError
 from dpclaims.reports.variant import load_variant
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "variants.py"

@@ -10,8 +10,8 @@ import dp_accounting
 import numpy as np
 import pytest
 
+from dpclaims.claims import VERDICTS, InputError
 from dpclaims.reports import vips_blr_sbn_accuracy as mod
-from dpclaims.reports.claims import VERDICTS, InputError
 from dpclaims.reports.vips_blr_sbn_accuracy import (
     BLR_FIGURE,
     BUDGETS,

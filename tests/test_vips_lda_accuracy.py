@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpclaims.analysis.accounting import Sampling, account, calibrate_noise_multiplier
-from dpclaims.reports.claims import VERDICTS, InputError
+from dpclaims.claims import VERDICTS, InputError
 from dpclaims.reports.vips_lda_accuracy import (
     BUDGETS,
     CLAIMS,

@@ -53,7 +53,7 @@ def main():
                    "embedded statsmodels data sets are used.")
 def audit(paper, budget, seed, out_dir, data_dir):
     """Check a paper's claims and write a report with a verdict for each."""
-    from dpclaims.reports.claims import InputError
+    from dpclaims.claims import InputError
     from dpclaims.reports.render import write_report
 
     console = Console(stderr=True)
@@ -128,17 +128,28 @@ def _smoke_entries():
 
 
 def _print_summary(title, verdicts, paths, sentences: bool = False):
+    """One row per claim (its headline verdict and deciding reading), then the sentences."""
+    from dpclaims.claims import claims_summary
+
+    claims = claims_summary(verdicts)
     table = Table(title=title)
-    for col in ("claim", "reading", "verdict", "certificate"):
+    # the claim id is never cut: the other columns wrap to make room
+    widest = max((len(c["id"]) for c in claims), default=5)
+    table.add_column("claim", no_wrap=True, min_width=widest)
+    for col in ("where", "verdict", "readings", "deciding reading"):
         table.add_column(col)
-    for v in verdicts:
-        table.add_row(v.claim.id, v.reading, f"[{_COLOURS[v.verdict]}]{v.verdict}[/]",
-                      "yes" if v.certificate else "no")
+    for c in claims:
+        counts = {}
+        for r in c["readings"]:
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+        table.add_row(c["id"], c["location"], f"[{_COLOURS[c['verdict']]}]{c['verdict']}[/]",
+                      ", ".join(f"{n} {k}" for k, n in counts.items()),
+                      c["deciding_reading"] or "-")
     out = Console()
     out.print(table)
     if sentences:
-        for v in verdicts:
-            out.print(f"[bold]{v.claim.id}[/]: {v.sentence}")
+        for c in claims:
+            out.print(f"[bold]{c['id']}[/]: {c['headline']}")
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")
 
@@ -255,7 +266,7 @@ def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, 
                   out_dir):
     """Check a mechanism (or a factory returning one): property test of its sensitivity,
     accounting of its dp_event, empirical audit on a searched neighbouring pair."""
-    from dpclaims.reports.claims import InputError
+    from dpclaims.claims import InputError
     from dpclaims.reports.render import write_report
     from dpclaims.reports.variant import VariantBudget, check_variant, exit_code, load_variant
 

@@ -34,9 +34,9 @@ from dpclaims.analysis.gaussian import (
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
 from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
+from dpclaims.claims import CheckTimer, Claim, InputError, Verdict
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import dpsep_step_examples
-from dpclaims.reports.claims import CheckTimer, Claim, InputError, Verdict
 
 PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
 DELTA = 1e-5

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpclaims.reports.claims import Claim, Verdict
+from dpclaims.claims import Claim, Verdict
 from dpclaims.reports.vips_lda_accuracy import min_pairs, sign_test
 
 PAPERS = {

@@ -46,7 +46,7 @@ from dpclaims.analysis.kl_tail_bound import (
     quantile_interval,
     sample_noise,
 )
-from dpclaims.reports.claims import Claim, Verdict
+from dpclaims.claims import Claim, Verdict
 from dpclaims.reports.dpsep import CLAIMS, DELTA, PAPER, Budget, paper_sigma
 
 __all__ = [

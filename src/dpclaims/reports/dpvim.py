@@ -41,8 +41,8 @@ from dpclaims.algorithms.dpvi import (
     elbo_single_sample,
     fisher_blocks,
 )
+from dpclaims.claims import CheckTimer, Claim, Verdict
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.reports.claims import CheckTimer, Claim, Verdict
 
 PAPER = "DPVIm (dpvim.txt)"
 
@@ -646,7 +646,7 @@ def run_dpvim_audit(budget_name: str, seed: int, tick=lambda name: None, *, data
     Raises InputError for an unknown budget or a data folder without Adult.
     """
 
-    from dpclaims.reports.claims import InputError
+    from dpclaims.claims import InputError
     from dpclaims.reports.dpvim_audit import check_empirical_audit
     from dpclaims.reports.dpvim_experiments import (
         check_adult,

@@ -38,7 +38,7 @@ from dpclaims.analysis.accounting import Sampling, account
 from dpclaims.audits.core import audit, optimal_cp_limit
 from dpclaims.audits.dpvi import DPVIGradientCanary
 from dpclaims.audits.mechanism import NeighbouringPair, add_one, replace_record
-from dpclaims.reports.claims import Claim, Verdict
+from dpclaims.claims import Claim, Verdict
 
 PAPER = "DPVIm (dpvim.txt)"
 

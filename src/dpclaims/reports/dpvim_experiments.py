@@ -54,7 +54,7 @@ from dpclaims.algorithms.dpvi import (
     vi_optimum,
 )
 from dpclaims.analysis.ou import ar1_var_of_mean_factor, fit_ar1, linreg_burnout, rhat_burnout
-from dpclaims.reports.claims import Claim, Verdict
+from dpclaims.claims import Claim, Verdict
 from dpclaims.reports.dpvim import PAPER
 from dpclaims.reports.vips_lda_accuracy import paired_decision
 
@@ -360,7 +360,7 @@ def _coverage_figures(cov, results, out_dir):
     p2 = out_dir / "dpvim_coverage.png"
     fig.savefig(p2, dpi=120)
     plt.close(fig)
-    return [str(p1), str(p2)]
+    return [p1.name, p2.name]  # relative to the report folder, like every figure
 
 
 # ---------------------------------------------------------------- Adult, Fig. 5
@@ -559,4 +559,4 @@ def _adult_figure(err_m, err_s, eps_levels, variants, res, out_dir):
     p = out_dir / f"dpvim_error_vs_epsilon_{res['clip_reading']}.png"
     fig.savefig(p, dpi=120)
     plt.close(fig)
-    return str(p)
+    return p.name

@@ -45,7 +45,7 @@ from __future__ import annotations
 import itertools
 
 from dpclaims.analysis import accounting as acc
-from dpclaims.reports.claims import Claim, Verdict
+from dpclaims.claims import Claim, Verdict
 from dpclaims.reports.reported_privacy import REPORTED, ReportedPrivacy
 
 RTOL = 0.05

@@ -14,7 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dpclaims.reports.claims import Verdict
+from dpclaims.claims import HEADLINE_RULE, Verdict, claims_summary
+
+# Version of results.json's layout (src/dpclaims/reports/results.schema.json).
+SCHEMA_VERSION = "2.0"
+SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _BADGE = {"holds": "#1b7f3b", "refuted": "#b3261e", "inconclusive": "#8a6d00",
           "not-checkable": "#555555"}
@@ -45,8 +49,11 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
                  sections: list[dict], run_info: dict | None = None) -> dict:
     """Write the report files into ``out_dir`` and return their paths.
 
-    ``results.json`` holds only what the seed determines (the same seed gives the same
-    file); ``run_info`` (command line, timings, versions) goes to ``run_info.json``
+    ``results.json`` (layout: ``results.schema.json``, ``schema_version``) holds only
+    what the seed determines (the same seed gives the same file): a ``claims`` list
+    with one headline verdict per claim (:func:`dpclaims.claims.claims_summary`)
+    and its per-reading records, and the flat ``verdicts`` list; ``run_info``
+    (command line, timings, versions) goes to ``run_info.json``
     and to the Markdown / HTML reports.
 
     Parameters
@@ -65,9 +72,13 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    claims = claims_summary(verdicts)
     results = {
+        "schema_version": SCHEMA_VERSION,
         "title": title,
         "meta": meta,
+        "headline_rule": HEADLINE_RULE,
+        "claims": claims,
         "verdicts": [v.to_dict() for v in verdicts],
         "sections": sections,
     }
@@ -77,9 +88,9 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
     info_path.write_text(json.dumps(to_jsonable(run_info or {}), indent=2))
     shown = {**meta, **(run_info or {})}
     md_path = out / "report.md"
-    md_path.write_text(_markdown(title, shown, verdicts, sections))
+    md_path.write_text(_markdown(title, shown, claims, verdicts, sections))
     html_path = out / "report.html"
-    html_path.write_text(_html(title, shown, verdicts, sections, out))
+    html_path.write_text(_html(title, shown, claims, verdicts, sections, out))
     return {"json": json_path, "markdown": md_path, "html": html_path, "run info": info_path}
 
 
@@ -95,10 +106,15 @@ def _md_table(columns, rows) -> str:
     return "\n".join(lines)
 
 
-def _markdown(title, meta, verdicts, sections) -> str:
-    parts = [f"# {title}", ""]
+def _markdown(title, meta, claims, verdicts, sections) -> str:
+    parts = [f"# {title}", "", "## Claims", "",
+             _md_table(["claim", "where", "verdict", "why", "deciding reading"],
+                       [[f"`{c['id']}`", c["location"], f"**{c['verdict']}**",
+                         _short(c["headline"]), c["deciding_reading"] or "-"]
+                        for c in claims]), "",
+             f"Headline rule: {HEADLINE_RULE}", ""]
     parts += [f"- **{k}**: {v}" for k, v in meta.items()]
-    parts += ["", "## Summary", "",
+    parts += ["", "## Readings", "",
               _md_table(["claim", "reading", "verdict", "certificate"],
                         [[v.claim.id, v.reading, f"**{v.verdict}**",
                           "yes" if v.certificate else "no"] for v in verdicts]), ""]
@@ -120,6 +136,14 @@ def _markdown(title, meta, verdicts, sections) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _short(sentence: str, limit: int = 220) -> str:
+    """The headline sentence cut to ``limit`` characters at a word boundary."""
+    one = " ".join(sentence.split())
+    if len(one) <= limit:
+        return one
+    return one[:limit].rsplit(" ", 1)[0] + " ..."
+
+
 def _img(out: Path, name: str) -> str:
     path = out / name
     if not path.is_file():
@@ -136,15 +160,23 @@ def _html_table(columns, rows) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _html(title, meta, verdicts, sections, out: Path) -> str:
+def _html(title, meta, claims, verdicts, sections, out: Path) -> str:
     esc = html.escape
+    heads = "".join(
+        f"<tr><td><code>{esc(c['id'])}</code></td><td>{esc(c['location'])}</td>"
+        f"<td><b style='color:{_BADGE[c['verdict']]}'>{esc(c['verdict'])}</b></td>"
+        f"<td>{esc(_short(c['headline']))}</td><td>{esc(c['deciding_reading'] or '-')}</td>"
+        "</tr>" for c in claims)
     rows = "".join(
         f"<tr><td><code>{esc(v.claim.id)}</code></td><td>{esc(v.reading)}</td>"
         f"<td><b style='color:{_BADGE[v.verdict]}'>{esc(v.verdict)}</b></td>"
         f"<td>{'yes' if v.certificate else 'no'}</td></tr>" for v in verdicts)
-    body = [f"<h1>{esc(title)}</h1><ul>"]
+    body = [f"<h1>{esc(title)}</h1><h2 id='claims'>Claims</h2><table class='headline'>"
+            "<thead><tr><th>claim</th><th>where</th><th>verdict</th><th>why</th>"
+            f"<th>deciding reading</th></tr></thead><tbody>{heads}</tbody></table>"
+            f"<p><small>Headline rule: {esc(HEADLINE_RULE)}</small></p><ul>"]
     body += [f"<li><b>{esc(str(k))}</b>: {esc(str(val))}</li>" for k, val in meta.items()]
-    body += ["</ul><h2>Summary</h2><table><thead><tr><th>claim</th><th>reading</th>"
+    body += ["</ul><h2>Readings</h2><table><thead><tr><th>claim</th><th>reading</th>"
              "<th>verdict</th><th>certificate</th></tr></thead><tbody>", rows,
              "</tbody></table><h2>Verdicts</h2>"]
     for v in verdicts:
@@ -166,6 +198,7 @@ def _html(title, meta, verdicts, sections, out: Path) -> str:
         body += [_img(out, f) for f in s.get("figures", [])]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
+             "table.headline td{overflow-wrap:anywhere;vertical-align:top}"
              "blockquote{border-left:4px solid #ccc;margin-left:0;padding-left:1em;color:#333}"
              "pre{background:#f6f6f6;padding:1em;overflow:auto;max-height:30em}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"

@@ -78,9 +78,9 @@ from dpclaims.audits.search import (
     derived_seed,
     select_pair,
 )
+from dpclaims.claims import Claim, InputError, Verdict
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import domain_records, neighbouring_datasets
-from dpclaims.reports.claims import Claim, InputError, Verdict
 
 EXACT_ACCOUNTANTS = ("analytic-gaussian",)
 UPPER_BOUND_ACCOUNTANTS = ("dp_accounting-pld", "dp_accounting-rdp", "autodp-rdp")

@@ -27,8 +27,8 @@ from dpclaims.audits.mechanism import (
     replace_record,
 )
 from dpclaims.audits.vips import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
+from dpclaims.claims import CheckTimer, Claim, InputError, Verdict
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.reports.claims import CheckTimer, Claim, InputError, Verdict
 from dpclaims.reports.privacy_numbers import catalogue, check_catalogue
 from dpclaims.reports.vips_blr_sbn_accuracy import BUDGETS as BLR_SBN_BUDGETS
 from dpclaims.reports.vips_blr_sbn_accuracy import check_blr_accuracy, check_sbn_accuracy

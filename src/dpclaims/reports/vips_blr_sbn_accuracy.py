@@ -116,7 +116,7 @@ from dpclaims.algorithms.datasets import load_fair
 from dpclaims.algorithms.vips_blr import evaluate, run_vips_blr, vb_blr_full_batch
 from dpclaims.algorithms.vips_sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
 from dpclaims.analysis.accounting import Sampling, account
-from dpclaims.reports.claims import Claim, InputError, Verdict
+from dpclaims.claims import Claim, InputError, Verdict
 from dpclaims.reports.vips_lda_accuracy import min_pairs, strong_composition_step
 from dpclaims.reports.vips_lda_accuracy import sign_test as _sign_test
 

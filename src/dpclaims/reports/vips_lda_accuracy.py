@@ -103,7 +103,7 @@ from scipy import optimize, stats
 from dpclaims.algorithms.vips_lda import VIPSLDA, as_count_matrix
 from dpclaims.algorithms.wikipedia import Corpus, load_wikipedia, tiny_corpus
 from dpclaims.analysis.accounting import Sampling, account
-from dpclaims.reports.claims import Claim, InputError, Verdict
+from dpclaims.claims import Claim, InputError, Verdict
 
 PAPER = "VIPS (vips.txt)"
 LOCATION = "Sec. 4.3, Fig. 2 (and Fig. 3)"

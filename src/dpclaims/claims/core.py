@@ -1,4 +1,4 @@
-"""The vocabulary of reports: claims, verdicts and their evidence (DESIGN.md).
+"""The vocabulary of the claims layer: claims, verdicts and their evidence (DESIGN.md).
 
 A :class:`Claim` is one checkable statement from a paper, quoted exactly. Its
 check produces one :class:`Verdict` per reading of the paper it rests on. A
@@ -27,6 +27,19 @@ import time
 from dataclasses import dataclass, field
 
 VERDICTS = ("holds", "refuted", "inconclusive", "not-checkable")
+
+
+# The suite's own corrections of a paper, as they appear in reading names: DP-SEP's
+# noise recalibrated to the true sensitivity of SEP's update (algorithms.sep) and the
+# honest accounting of a shuffled pass (reports.dpsep_bnn.HONEST_SIGMA).
+CORRECTED_READINGS = ("sep-invariant-recalibrated", "honest σ")
+
+
+def is_text_reading(reading: str) -> bool:
+    """False when ``reading`` names one of :data:`CORRECTED_READINGS` (the suite's own
+    corrections of the paper), True for every other reading (the paper's text or a
+    reading it admits)."""
+    return not any(c in reading for c in CORRECTED_READINGS)
 
 
 class InputError(ValueError):
@@ -65,6 +78,11 @@ class Verdict:
 
     ``evidence`` holds the numbers (JSON-able), ``sentence`` what a reviewer reads,
     ``certificate`` whether the deciding number is a certificate (vs an estimate).
+    ``text_reading`` is False for a reading that is the suite's own correction of
+    the paper (e.g. noise recalibrated to the true sensitivity, the honest
+    accounting) rather than what the paper's text says or admits: such a reading
+    never decides a claim's headline verdict (:func:`~dpclaims.claims.headline`).
+    Left as None it is inferred from the reading's name (:func:`is_text_reading`).
     """
 
     claim: Claim
@@ -76,10 +94,13 @@ class Verdict:
     budget: str | None = None
     certificate: bool = False
     figures: list[str] = field(default_factory=list)
+    text_reading: bool | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.text_reading is None:
+            self.text_reading = is_text_reading(self.reading)
 
     def to_dict(self) -> dict:
         return {
@@ -95,6 +116,7 @@ class Verdict:
             "seed": self.seed,
             "budget": self.budget,
             "figures": list(self.figures),
+            "text_reading": self.text_reading,
             "evidence": self.evidence,
         }
 

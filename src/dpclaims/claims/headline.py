@@ -1,0 +1,95 @@
+"""A headline verdict per claim, from the verdicts of its readings.
+
+A claim is checked under every reasonable reading of the paper; a reader wants
+one bottom line per claim. The rule (stated in the README and in every report):
+
+1. **refuted** when a certificate refutes the claim under a reading of the
+   paper's text (``Verdict.text_reading``); the headline names that reading
+   (the first such, and how many refute);
+2. **holds** only when every reading of the paper's text holds;
+3. **not-checkable** when no reading of the paper's text could be checked;
+4. otherwise **inconclusive**, saying which readings hold and which do not
+   decide.
+
+Readings that are the suite's own corrections (``text_reading=False``, e.g. the
+noise recalibrated to the true sensitivity, or the honest accounting) are listed
+with the claim but never decide its headline; when such a reading is refuted, the
+headline says so in its sentence. A claim with only such readings takes its
+headline from them, and says that it does.
+"""
+
+from __future__ import annotations
+
+from dpclaims.claims.core import Verdict
+
+HEADLINE_RULE = (
+    "refuted when a certificate refutes the claim under a reading of the paper's text "
+    "(named); holds only when every such reading holds; not-checkable when none could be "
+    "checked; inconclusive otherwise. Readings that are the suite's own corrections are "
+    "shown but do not decide.")
+
+
+def headline(verdicts: list[Verdict]) -> tuple[str, str, str | None]:
+    """(verdict, sentence, deciding reading or None) for the verdicts of one claim.
+
+    Parameters
+    ----------
+    verdicts : list of Verdict
+        All of one claim (same ``claim.id``), at least one.
+
+    Raises
+    ------
+    ValueError
+        An empty list, or verdicts of several claims.
+    """
+    if not verdicts:
+        raise ValueError("a headline needs at least one verdict")
+    ids = {v.claim.id for v in verdicts}
+    if len(ids) != 1:
+        raise ValueError(f"a headline is per claim; got verdicts of {sorted(ids)}")
+    text = [v for v in verdicts if v.text_reading]
+    own = [v for v in verdicts if not v.text_reading]
+    deciding = text or own
+    note = "" if text else " (only the suite's own corrected readings were checked)"
+    refuted = [v for v in deciding if v.verdict == "refuted" and v.certificate]
+    n = len(deciding)
+    own_refuted = [v.reading for v in own if v.verdict == "refuted"] if text else []
+    extra = (f" Under the suite's corrected reading(s) {', '.join(own_refuted)} it is "
+             "refuted too.") if own_refuted else ""
+    if refuted:
+        first = refuted[0]
+        return ("refuted", f"Refuted under [{first.reading}] ({len(refuted)} of {n} "
+                f"reading(s) refute it){note}: {first.sentence}{extra}", first.reading)
+    kinds = [v.verdict for v in deciding]
+    if all(k == "holds" for k in kinds):
+        return ("holds", f"Holds under every reading checked ({n}){note}.", None)
+    if all(k == "not-checkable" for k in kinds):
+        return ("not-checkable", f"Not checkable under any reading ({n}){note}: "
+                f"{deciding[0].sentence}", None)
+    holds = [v.reading for v in deciding if v.verdict == "holds"]
+    open_ = [v for v in deciding if v.verdict != "holds"]
+    first = open_[0]
+    said = f"holds under [{', '.join(holds)}]; " if holds else ""
+    return ("inconclusive", f"Inconclusive{note}: {said}undecided under "
+            f"[{', '.join(v.reading for v in open_)}]. {first.sentence}{extra}",
+            first.reading)
+
+
+def claims_summary(verdicts: list[Verdict]) -> list[dict]:
+    """One record per claim, in order of first appearance (results.json ``claims``).
+
+    ``{id, paper, location, statement, check, verdict, headline, deciding_reading,
+    readings: [verdict records as Verdict.to_dict()]}``.
+    """
+    order: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        order.setdefault(v.claim.id, []).append(v)
+    out = []
+    for cid, vs in order.items():
+        verdict, sentence, reading = headline(vs)
+        c = vs[0].claim
+        out.append({"id": cid, "paper": c.paper, "location": c.location,
+                    "statement": c.statement, "check": c.check, "verdict": verdict,
+                    "headline": sentence, "deciding_reading": reading,
+                    "readings": [v.to_dict() for v in vs]})
+    return out

@@ -1,0 +1,71 @@
+"""The headline rule (dpclaims.claims.headline) and results.json's claims list."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from jsonschema import Draft202012Validator, ValidationError
+
+from dpclaims.claims import Claim, Verdict, headline
+from dpclaims.reports import render
+
+C = Claim("paper/c1", "P v0", "Sec. 2", "the mechanism is 1-DP", "audit")
+D = Claim("paper/c2", "P v0", "Eq. 3", "the sensitivity is 2", "property test")
+
+
+def v(reading, verdict, certificate=False, text=True, claim=C):
+    return Verdict(claim, reading, verdict, f"{reading}: {verdict}.", certificate=certificate,
+                   text_reading=text)
+
+
+def test_refuted_needs_a_certificate_under_a_reading_of_the_text():
+    verdict, sentence, reading = headline([v("a", "holds"), v("b", "refuted", True)])
+    assert (verdict, reading) == ("refuted", "b") and "1 of 2" in sentence
+    # an estimate alone never refutes
+    assert headline([v("a", "holds"), v("b", "refuted", False)])[0] == "inconclusive"
+    # the suite's own corrected reading never decides, but is mentioned
+    verdict, sentence, _ = headline([v("a", "holds"), v("fix", "refuted", True, text=False)])
+    assert verdict == "holds"
+    verdict, sentence, _ = headline([v("a", "inconclusive"),
+                                     v("fix", "refuted", True, text=False)])
+    assert verdict == "inconclusive" and "fix" in sentence and "refuted too" in sentence
+
+
+def test_holds_only_when_every_text_reading_holds():
+    assert headline([v("a", "holds"), v("b", "holds")])[0] == "holds"
+    verdict, sentence, reading = headline([v("a", "holds"), v("b", "inconclusive")])
+    assert (verdict, reading) == ("inconclusive", "b") and "holds under [a]" in sentence
+    assert headline([v("a", "not-checkable")])[0] == "not-checkable"
+    assert headline([v("a", "not-checkable"), v("b", "holds")])[0] == "inconclusive"
+    # only corrected readings: they decide, and the sentence says so
+    verdict, sentence, _ = headline([v("fix", "holds", text=False)])
+    assert verdict == "holds" and "only the suite's own" in sentence
+
+
+def test_headline_rejects_bad_input():
+    with pytest.raises(ValueError, match="at least one"):
+        headline([])
+    with pytest.raises(ValueError, match="per claim"):
+        headline([v("a", "holds"), v("a", "holds", claim=D)])
+
+
+def test_results_json_has_one_claim_record_per_claim_and_validates(tmp_path):
+    verdicts = [v("a", "holds"), v("b", "refuted", True), v("x", "holds", claim=D)]
+    paths = render.write_report(tmp_path, title="t", meta={"seed": 0}, verdicts=verdicts,
+                                sections=[])
+    data = json.loads(paths["json"].read_text())
+    assert data["schema_version"] == render.SCHEMA_VERSION
+    assert [c["id"] for c in data["claims"]] == ["paper/c1", "paper/c2"]
+    assert [c["verdict"] for c in data["claims"]] == ["refuted", "holds"]
+    assert len(data["claims"][0]["readings"]) == 2
+    schema = json.loads(render.SCHEMA_PATH.read_text())
+    Draft202012Validator(schema).validate(data)
+    data["claims"][0]["verdict"] = "probably"
+    with pytest.raises(ValidationError):
+        Draft202012Validator(schema).validate(data)
+    # the headline table comes first in both reports
+    md = paths["markdown"].read_text()
+    assert md.index("## Claims") < md.index("## Readings")
+    html = paths["html"].read_text()
+    assert html.index("class='headline'") < html.index("<h2>Readings</h2>")
