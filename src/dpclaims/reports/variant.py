@@ -149,9 +149,10 @@ class VariantBudget:
                 "n_random_pairs": self.n_random_pairs, "score": self.score or "auto"}
 
 
-def load_variant(spec: str):
+def load_variant(spec: str, as_mechanism: bool = True):
     """Load ``FILE.py:OBJECT`` or ``package.module:OBJECT``: the object, or the result of
     calling it if it is a factory (a class, or a callable without ``release``).
+    ``as_mechanism=False``: the object as it is (e.g. a query function), unchecked.
 
     A file is imported as a module named after it (registered in ``sys.modules``
     so that worker processes can unpickle its classes); a dotted name is imported
@@ -193,6 +194,8 @@ def load_variant(spec: str):
         names = sorted(n for n in vars(module) if not n.startswith("_"))
         raise InputError(f"{file} has no object {obj_name!r}; it defines {names}")
     obj = getattr(module, obj_name)
+    if not as_mechanism:
+        return obj
     if isinstance(obj, type) or (not hasattr(obj, "release") and callable(obj)):
         try:
             obj = obj()

@@ -1,0 +1,115 @@
+"""`dpclaims check CLAIMS.toml` (dpclaims.reports.user_claims): a user's own paper."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dpclaims.claims import InputError
+from dpclaims.cli import main
+from dpclaims.reports.user_claims import load_claims_file, privacy_entry
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "claims"
+
+TOML = """
+[paper]
+title = "A test paper"
+
+[[privacy]]
+id = "t/eps"
+location = "Sec. 1"
+statement = "60 epochs, noise 1.1, batch 256: epsilon = 2.92."
+reported_epsilon = 2.92
+delta = 1e-5
+noise_multiplier = 1.1
+dataset_size = 60000
+batch_size = 256
+epochs = 60
+sampling = "poisson"
+real_sampling = "shuffle"
+
+[[sensitivity]]
+id = "t/sens"
+location = "Eq. 2"
+statement = "The sum has L2 sensitivity 1/2."
+query = "numpy:sum"
+value = 0.5
+relation = "add-remove"
+domain = {kind = "box", low = 0.0, high = 1.0}
+
+[[audit]]
+id = "t/audit"
+location = "Alg. 1"
+statement = "Alg. 1 is 1-DP."
+mechanism = "dpclaims.mechanisms:laplace_half_scale"
+"""
+
+
+def run(tmp_path, text, *extra):
+    f = tmp_path / "claims.toml"
+    f.write_text(text)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["check", str(f), "--out", str(out), "--n-trials",
+                                       "20000", "--max-examples", "60", *extra])
+    return result, out
+
+
+def test_each_kind_of_claim_is_checked_and_headlined(tmp_path):
+    result, out = run(tmp_path, TOML)
+    assert result.exit_code == 1, result.output
+    data = json.loads((out / "results.json").read_text())
+    claims = {c["id"]: c for c in data["claims"]}
+    assert set(claims) == {"t/eps", "t/sens", "t/audit"}
+    # textbook DP-SGD numbers reproduce under Poisson sampling (dp_accounting's RDP 2.597),
+    # but a shuffled pass with a known order is 14,063 unamplified Gaussians
+    eps = claims["t/eps"]
+    assert eps["verdict"] == "refuted" and "shuffled pass" in eps["deciding_reading"]
+    combo = eps["readings"][0]["evidence"]["combinations"][0]
+    assert combo["paper_accounting"]["dp_accounting-rdp"] == pytest.approx(2.597, abs=5e-4)
+    assert combo["steps"] == 14063
+    assert "rounded up to 14063" in eps["readings"][0]["evidence"]["entry"]["missing"]
+    assert claims["t/sens"]["verdict"] == "refuted"  # the sum over [0, 1] moves by 1
+    assert claims["t/audit"]["verdict"] == "refuted"
+    assert "t/sens" in result.output and "## Claims" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace("epochs = 60", "epochs = 60\nsteps = 10"), "exactly one of steps"),
+    (lambda t: t.replace("delta = 1e-5", "delta = 2.0"), "delta must lie in (0, 1)"),
+    (lambda t: t.replace('value = 0.5', 'value = 0.5\nvalu = 1'), "unknown key(s) ['valu']"),
+    (lambda t: t.replace('kind = "box"', 'kind = "cube"'), "domain kind"),
+    (lambda t: t.replace("reported_epsilon = 2.92", "reported_epsilon = -1"),
+     "reported_epsilon must be a finite number > 0"),
+    (lambda t: t.replace('"numpy:sum"', '"numpy:nosuch"'), "no object 'nosuch'"),
+    (lambda t: t + "\n[[extra]]\nid = 'x'\n", "unknown section"),
+    (lambda t: t.replace("[paper]", "[paper"), "not valid TOML"),
+])
+def test_bad_claims_files_exit_2_naming_the_problem(tmp_path, edit, message):
+    result, _ = run(tmp_path, edit(TOML))
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+def test_missing_file_and_rounding(tmp_path):
+    with pytest.raises(InputError, match="claims file not found"):
+        load_claims_file(tmp_path / "nope.toml")
+    entry, notes = privacy_entry({"id": "x", "location": "l", "statement": "s",
+                                  "reported_epsilon": 1.0, "delta": 1e-5, "dataset_size": 1000,
+                                  "sampling_rate": 0.01, "steps": 5}, "P", "w")
+    assert entry.batch_size == 10 and entry.paper_relation == "add-remove"
+    assert any("add-remove assumed" in n for n in notes)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.toml")))
+def test_shipped_examples_run(tmp_path, name):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["check", str(EXAMPLES / name), "--out", str(out),
+                                       "--n-trials", "20000"])
+    assert result.exit_code in (0, 1, 3), result.output
+    data = json.loads((out / "results.json").read_text())
+    spec = load_claims_file(EXAMPLES / name)
+    ids = [e["id"] for kind in ("privacy", "sensitivity", "audit") for e, _ in spec[kind]]
+    assert [c["id"] for c in data["claims"]] == ids
