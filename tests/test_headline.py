@@ -29,7 +29,7 @@ def test_refuted_needs_a_certificate_under_a_reading_of_the_text():
     assert verdict == "holds"
     verdict, sentence, _ = headline([v("a", "inconclusive"),
                                      v("fix", "refuted", True, text=False)])
-    assert verdict == "inconclusive" and "fix" in sentence and "refuted too" in sentence
+    assert verdict == "inconclusive" and "fix" in sentence and "not the paper's, [fix]" in sentence
 
 
 def test_holds_only_when_every_text_reading_holds():
@@ -40,7 +40,7 @@ def test_holds_only_when_every_text_reading_holds():
     assert headline([v("a", "not-checkable"), v("b", "holds")])[0] == "inconclusive"
     # only corrected readings: they decide, and the sentence says so
     verdict, sentence, _ = headline([v("fix", "holds", text=False)])
-    assert verdict == "holds" and "only the suite's own" in sentence
+    assert verdict == "holds" and "only readings that are not the paper's" in sentence
 
 
 def test_headline_rejects_bad_input():
@@ -69,3 +69,15 @@ def test_results_json_has_one_claim_record_per_claim_and_validates(tmp_path):
     assert md.index("## Claims") < md.index("## Readings")
     html = paths["html"].read_text()
     assert html.index("class='headline'") < html.index("<h2>Readings</h2>")
+
+
+def test_readings_that_are_not_the_papers_are_recognised_by_name():
+    from dpclaims.claims.core import is_text_reading
+
+    assert is_text_reading("as-printed") and is_text_reading("paper σ, sep-invariant")
+    for r in ("sep-invariant-recalibrated", "honest σ, as-printed",
+              "real sampling: shuffled pass, order known to the adversary"):
+        assert not is_text_reading(r)
+    inferred = Verdict(C, "real sampling: shuffled pass, order known to the adversary",
+                       "refuted", "s", certificate=True)
+    assert inferred.text_reading is False and inferred.to_dict()["text_reading"] is False

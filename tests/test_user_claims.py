@@ -64,9 +64,15 @@ def test_each_kind_of_claim_is_checked_and_headlined(tmp_path):
     claims = {c["id"]: c for c in data["claims"]}
     assert set(claims) == {"t/eps", "t/sens", "t/audit"}
     # textbook DP-SGD numbers reproduce under Poisson sampling (dp_accounting's RDP 2.597),
-    # but a shuffled pass with a known order is 14,063 unamplified Gaussians
+    # but a shuffled pass with a known order is 14,063 unamplified Gaussians: refuted
+    # under that threat model, which is not the paper's; for the hidden shuffle only
+    # upper bounds exist, so the headline is inconclusive and says both
     eps = claims["t/eps"]
-    assert eps["verdict"] == "refuted" and "shuffled pass" in eps["deciding_reading"]
+    by = {r["reading"]: r for r in eps["readings"]}
+    known = "real sampling: shuffled pass, order known to the adversary"
+    assert by[known]["verdict"] == "refuted" and by[known]["text_reading"] is False
+    assert eps["verdict"] == "inconclusive" and "hidden order" in eps["deciding_reading"]
+    assert "it is refuted" in eps["headline"]
     combo = eps["readings"][0]["evidence"]["combinations"][0]
     assert combo["paper_accounting"]["dp_accounting-rdp"] == pytest.approx(2.597, abs=5e-4)
     assert combo["steps"] == 14063
@@ -77,7 +83,7 @@ def test_each_kind_of_claim_is_checked_and_headlined(tmp_path):
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda t: t.replace("epochs = 60", "epochs = 60\nsteps = 10"), "exactly one of steps"),
+    (lambda t: t.replace("epochs = 60", "epochs = 60\nsteps = 10"), "at most one of steps"),
     (lambda t: t.replace("delta = 1e-5", "delta = 2.0"), "delta must lie in (0, 1)"),
     (lambda t: t.replace('value = 0.5', 'value = 0.5\nvalu = 1'), "unknown key(s) ['valu']"),
     (lambda t: t.replace('kind = "box"', 'kind = "cube"'), "domain kind"),

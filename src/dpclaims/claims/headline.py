@@ -11,10 +11,12 @@ one bottom line per claim. The rule (stated in the README and in every report):
 4. otherwise **inconclusive**, saying which readings hold and which do not
    decide.
 
-Readings that are the suite's own corrections (``text_reading=False``, e.g. the
-noise recalibrated to the true sensitivity, or the honest accounting) are listed
-with the claim but never decide its headline; when such a reading is refuted, the
-headline says so in its sentence. A claim with only such readings takes its
+Readings that are not the paper's (``text_reading=False``: the suite's own
+corrections, e.g. the noise recalibrated to the true sensitivity or the honest
+accounting, and threat models stronger than the paper's, e.g. the order of a
+shuffled pass known to the adversary) are listed with the claim but never decide
+its headline; when such a reading is refuted, the headline says so in its
+sentence. A claim with only such readings takes its
 headline from them, and says that it does.
 """
 
@@ -25,8 +27,8 @@ from dpclaims.claims.core import Verdict
 HEADLINE_RULE = (
     "refuted when a certificate refutes the claim under a reading of the paper's text "
     "(named); holds only when every such reading holds; not-checkable when none could be "
-    "checked; inconclusive otherwise. Readings that are the suite's own corrections are "
-    "shown but do not decide.")
+    "checked; inconclusive otherwise. Readings that are not the paper's (the suite's own "
+    "corrections, threat models stronger than the paper's) are shown but do not decide.")
 
 
 def headline(verdicts: list[Verdict]) -> tuple[str, str, str | None]:
@@ -50,12 +52,12 @@ def headline(verdicts: list[Verdict]) -> tuple[str, str, str | None]:
     text = [v for v in verdicts if v.text_reading]
     own = [v for v in verdicts if not v.text_reading]
     deciding = text or own
-    note = "" if text else " (only the suite's own corrected readings were checked)"
+    note = "" if text else " (only readings that are not the paper's were checked)"
     refuted = [v for v in deciding if v.verdict == "refuted" and v.certificate]
     n = len(deciding)
     own_refuted = [v.reading for v in own if v.verdict == "refuted"] if text else []
-    extra = (f" Under the suite's corrected reading(s) {', '.join(own_refuted)} it is "
-             "refuted too.") if own_refuted else ""
+    extra = (f" Under reading(s) that are not the paper's, [{', '.join(own_refuted)}], "
+             "it is refuted.") if own_refuted else ""
     if refuted:
         first = refuted[0]
         return ("refuted", f"Refuted under [{first.reading}] ({len(refuted)} of {n} "

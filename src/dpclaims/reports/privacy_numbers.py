@@ -158,7 +158,7 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
                         f"The paper does not state {'N' if entry.dataset_size is None else 'B'} "
                         f"for this number; {entry.missing}", evidence={"entry": _entry(entry)},
                         seed=seed)]
-    unstated = [name for name, v in (("delta", entry.deltas), ("the number of steps",
+    unstated = [name for name, v in (("delta", entry.deltas), ("number of steps",
                                                                entry.steps)) if not v]
     if unstated:
         return [Verdict(claim, "as-reported", "not-checkable",

@@ -10,7 +10,9 @@ given, checked by the same code as the three papers' catalogues:
     calibrated to the reported epsilon with the paper's accountant, and the
     question becomes what that sigma really gives), ``dataset_size``,
     ``batch_size`` (or ``sampling_rate``, batch = round(rate * N)), ``steps`` or
-    ``epochs`` (steps = ceil(epochs * N / batch), rounded up and said so),
+    ``epochs`` (steps = ceil(epochs * N / batch), rounded up and said so) or, where
+    the paper does not state them, ``plausible_epochs`` (a list: the verdict is then
+    at best inconclusive) or nothing (not-checkable),
     ``delta``, ``relation`` (default ``add-remove``, as DP-SGD and dp_accounting),
     ``sampling`` (what the paper's accountant assumed: ``poisson``,
     ``without-replacement``, ``shuffle``, ``fixed-order``, ``none``),
@@ -59,6 +61,7 @@ _COMMON = {"id", "location", "statement"}
 _KEYS = {
     "privacy": _COMMON | {"reported_epsilon", "delta", "noise_multiplier", "sigma_note",
                           "dataset_size", "batch_size", "sampling_rate", "steps", "epochs",
+                          "plausible_epochs",
                           "relation", "sampling", "real_sampling", "accounting", "missing"},
     "sensitivity": _COMMON | {"query", "value", "norm", "relation", "domain"},
     "audit": _COMMON | {"mechanism"},
@@ -121,17 +124,32 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
             raise InputError(f"{where}: sampling_rate must lie in (0, 1], got {rate!r}")
         batch = max(1, round(rate * n))
         notes.append(f"batch size {batch} = round(sampling_rate {rate:g} x N {n})")
-    if ("steps" in entry) == ("epochs" in entry):
-        raise InputError(f"{where}: give exactly one of steps and epochs")
+    given = [k for k in ("steps", "epochs", "plausible_epochs") if k in entry]
+    if len(given) > 1:
+        raise InputError(f"{where}: give at most one of steps, epochs and plausible_epochs, "
+                         f"got {given}")
+    steps_stated = "plausible_epochs" not in entry
     if "steps" in entry:
-        steps = _positive(entry["steps"], "steps", where, integer=True)
+        steps = (_positive(entry["steps"], "steps", where, integer=True),)
+    elif given:
+        raw = entry[given[0]]
+        epoch_list = raw if isinstance(raw, list) else [raw]
+        if not epoch_list:
+            raise InputError(f"{where}: {given[0]} is empty")
+        steps = []
+        for epochs in epoch_list:
+            _positive(epochs, given[0], where)
+            exact = epochs * n / batch
+            k = math.ceil(exact - 1e-9)
+            if k != exact:
+                notes.append(f"{epochs:g} epochs of {n} records at batch {batch} is "
+                             f"{exact:.4g} steps: rounded up to {k}")
+            steps.append(k)
+        steps = tuple(steps)
+        if not steps_stated:
+            notes.append(f"epochs not stated by the paper: plausible values {epoch_list} tried")
     else:
-        epochs = _positive(entry["epochs"], "epochs", where)
-        exact = epochs * n / batch
-        steps = math.ceil(exact - 1e-9)
-        if steps != exact:
-            notes.append(f"{epochs:g} epochs of {n} records at batch {batch} is {exact:.4g} "
-                         f"steps: rounded up to {steps}")
+        steps = ()  # not stated: the claim is not checkable (check_reported says so)
     sigma = entry.get("noise_multiplier")
     if sigma is not None:
         _positive(sigma, "noise_multiplier", where)
@@ -144,7 +162,7 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
         sigma_stated=sigma is not None,
         sigma_note=entry.get("sigma_note", "noise std / L2 sensitivity of one step's sum "
                                            f"under {relation} (claims file)"),
-        dataset_size=n, batch_size=batch, steps=(steps,), steps_stated=True,
+        dataset_size=n, batch_size=batch, steps=steps, steps_stated=steps_stated,
         paper_accounting=entry.get("accounting", "not stated in the claims file"),
         paper_sampling=sampling, paper_relation=relation, real_sampling=real,
         missing="; ".join([entry.get("missing", "")] + notes).strip("; ")), notes

@@ -78,7 +78,7 @@ from dpclaims.audits.search import (
     derived_seed,
     select_pair,
 )
-from dpclaims.claims import Claim, InputError, Verdict
+from dpclaims.claims import Claim, InputError, Verdict, claims_summary
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import domain_records, neighbouring_datasets
 
@@ -89,8 +89,10 @@ EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
 
 
 def exit_code(verdicts) -> int:
-    """1 if a verdict is refuted; else 3 if one is not-checkable; else 0 (module docstring)."""
-    kinds = {v.verdict for v in verdicts}
+    """1 if a claim's headline is refuted; else 3 if one is not-checkable; else 0 (module
+    docstring). Headlines follow :func:`dpclaims.claims.headline`: a refutation under a
+    reading that is not the paper's (e.g. a stronger threat model) does not count."""
+    kinds = {c["verdict"] for c in claims_summary(verdicts)}
     if "refuted" in kinds:
         return EXIT_REFUTED
     if "not-checkable" in kinds or not verdicts:
