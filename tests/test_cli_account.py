@@ -25,7 +25,8 @@ def test_json_has_one_row_per_accountant_with_the_documented_keys():
     out = json.loads(result.output)
     assert [r["accountant"] for r in out["rows"]] == list(ACCOUNTANTS)
     for r in out["rows"]:
-        assert set(r) == {"accountant", "epsilon", "note"}
+        assert set(r) == {"accountant", "relation", "kind", "epsilon", "note"}
+        assert r["relation"] == "add-remove"
         assert r["epsilon"] is None or r["epsilon"] > 0
     rows = {r["accountant"]: r for r in out["rows"]}
     # Poisson sampling has no closed form: said, not substituted
@@ -76,3 +77,24 @@ def test_bad_delta_and_sizes_exit_2():
     result = run("account", "--sigma", "1", "--sampling", "poisson", "--dataset-size", "10",
                  "--batch-size", "20", "--steps", "5", "--delta", "1e-5")
     assert result.exit_code == 2 and "batch_size" in result.output
+
+
+def test_field_defaults_textbook_dp_sgd():
+    """Issue 13: add-remove by default, epochs rounded up and said so, dp_accounting's own
+    figures in the tight/upper-bound rows, the classic moments row labelled, and the
+    disagreement flag only among the accountants that claim tightness."""
+    result = run("account", "--sigma", "1.1", "--sampling", "poisson", "--dataset-size",
+                 "60000", "--batch-size", "256", "--epochs", "60", "--delta", "1e-5", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["relation"] == "add-remove" and out["steps"] == 14063
+    assert "rounded up to 14063" in out["notes"][0]
+    rows = {r["accountant"]: r for r in out["rows"]}
+    assert rows["dp_accounting-rdp"]["epsilon"] == pytest.approx(2.597, abs=5e-4)
+    assert rows["dp_accounting-pld"]["epsilon"] == pytest.approx(2.382, abs=5e-3)
+    assert rows["dp_accounting-pld"]["kind"] == "tight"
+    assert rows["moments-accountant"]["kind"].startswith("classic")
+    assert out["disagrees"] and not out["tight_disagrees"] and out["advice"] is None
+    text = run("account", "--sigma", "1.1", "--sampling", "poisson", "--dataset-size", "60000",
+               "--batch-size", "256", "--epochs", "60", "--delta", "1e-5").output
+    assert "rounded up" in text and "disagree" not in text

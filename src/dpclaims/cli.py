@@ -10,6 +10,7 @@ checked for some claim (not-checkable) and none is refuted.
 
 from __future__ import annotations
 
+import math
 import platform
 import sys
 import time
@@ -169,10 +170,13 @@ def _print_summary(title, verdicts, paths, sentences: bool = False):
 @click.option("--batch-size", type=int, default=None, help="B, the batch size.")
 @click.option("--sampling-rate", type=float, default=None, help="q = B / N (instead of B).")
 @click.option("--steps", type=int, default=None, help="Number of noisy steps.")
-@click.option("--epochs", type=int, default=None, help="Number of passes (instead of steps).")
+@click.option("--epochs", type=float, default=None,
+              help="Number of passes (instead of steps); for poisson / without-replacement "
+                   "ceil(epochs * N / B) steps (rounded up and said so).")
 @click.option("--delta", type=float, required=True, help="Target delta in [0, 1).")
 @click.option("--relation", type=click.Choice(["replace-one", "add-remove"]),
-              default="replace-one", show_default=True, help="Neighbouring relation.")
+              default="add-remove", show_default=True,
+              help="Neighbouring relation (add-remove: DP-SGD's and dp_accounting's default).")
 @click.option("--accountant", type=click.Choice(["dp_accounting-rdp", "autodp-rdp",
                                                  "dp_accounting-pld"]),
               default="dp_accounting-rdp", show_default=True,
@@ -184,7 +188,11 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
     """Epsilon of an iterative Gaussian mechanism by every accountant, side by side."""
     import json
 
-    from dpclaims.analysis.accounting import Sampling, calibrate_noise_multiplier
+    from dpclaims.analysis.accounting import (
+        TIGHT_ACCOUNTANTS,
+        Sampling,
+        calibrate_noise_multiplier,
+    )
     from dpclaims.analysis.accounting import account as account_rows
 
     if (sigma is None) == (target_epsilon is None):
@@ -199,6 +207,22 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
         batch = sampling_rate * dataset_size
     else:
         batch = batch_size
+    notes = []
+    if epochs is not None and not (math.isfinite(epochs) and epochs > 0):
+        raise click.UsageError(f"--epochs must be a finite number > 0, got {epochs}")
+    if (epochs is not None and steps is None and sampling in ("poisson", "without-replacement")
+            and dataset_size and batch):
+        exact = epochs * dataset_size / batch
+        steps = math.ceil(exact - 1e-9)
+        if steps != exact:
+            notes.append(f"{epochs:g} epochs of N = {dataset_size} at batch {batch:g} is "
+                         f"{exact:.6g} steps: rounded up to {steps}")
+        epochs = None
+    elif epochs is not None:
+        if epochs != int(epochs):
+            raise click.UsageError(f"--epochs must be a whole number for {sampling}, "
+                                   f"got {epochs}")
+        epochs = int(epochs)
     try:
         plan = Sampling(sampling, dataset_size=dataset_size, batch_size=batch, steps=steps,
                         epochs=epochs)
@@ -210,30 +234,48 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
         result = account_rows(sigma, plan, delta, relation)
     except (ValueError, TypeError) as exc:
         raise click.UsageError(str(exc)) from exc
-    rows = [{"accountant": r.name,
+    def kind(name):
+        if name in TIGHT_ACCOUNTANTS:
+            return "tight"
+        if name == "moments-accountant":
+            return "classic (looser conversion)"
+        return "upper bound"
+
+    rows = [{"accountant": r.name, "relation": relation, "kind": kind(r.name),
              "epsilon": None if r.epsilon is None or not np.isfinite(r.epsilon) else r.epsilon,
              "note": r.note} for r in result.rows]
+    advice = ("tight accountants disagree: refine the PLD discretisation "
+              "(analysis.accounting.account(..., pld_initial_interval=...)) and report the "
+              "larger value until they agree")
     if as_json:
         click.echo(json.dumps({"noise_multiplier": sigma, "calibrated_by": accountant
                                if calibrated is not None else None,
                                "target_epsilon": target_epsilon, "delta": delta,
-                               "relation": relation, "sampling": sampling, "note": result.note,
-                               "disagrees": result.disagrees, "rows": rows}))
+                               "relation": relation, "sampling": sampling, "steps":
+                               plan.num_steps, "notes": notes, "note": result.note,
+                               "disagrees": result.disagrees,
+                               "tight_disagreement": result.tight_disagreement,
+                               "tight_disagrees": result.tight_disagrees,
+                               "advice": advice if result.tight_disagrees else None,
+                               "rows": rows}))
         return
     out = Console()
+    for n in notes:
+        out.print(f"[yellow]{n}[/]")
     if calibrated is not None:
         out.print(f"sigma = {sigma:.6g} meets epsilon = {target_epsilon:g} by {accountant}")
-    table = Table(title=f"sigma {sigma:.6g}, {sampling}, {relation}, delta {delta:g}")
-    for col in ("accountant", "epsilon", "note"):
+    table = Table(title=f"sigma {sigma:.6g}, {sampling}, {relation}, delta {delta:g}, "
+                        f"{plan.num_steps} steps")
+    for col in ("accountant", "relation", "kind", "epsilon", "note"):
         table.add_column(col)
-    for r in result.rows:
-        eps = "unsupported" if r.epsilon is None else f"{r.epsilon:.6g}"
-        table.add_row(r.name, eps, r.note)
+    for r in rows:
+        eps = "unsupported" if r["epsilon"] is None else f"{r['epsilon']:.6g}"
+        table.add_row(r["accountant"], r["relation"], r["kind"], eps, r["note"])
     out.print(table)
     out.print(result.note)
-    if result.disagrees:
-        out.print(f"[yellow]accountants disagree by {result.disagreement:.1%} "
-                  f"(> {result.rtol:.0%})[/]")
+    if result.tight_disagrees:
+        out.print(f"[yellow]{advice} (they differ by {result.tight_disagreement:.1%} > "
+                  f"{result.rtol:.0%})[/]")
 
 
 @main.command("check-variant", epilog="""\b

@@ -88,6 +88,7 @@ from dpclaims.analysis.validation import check_count, check_delta, check_epsilon
 __all__ = [
     "ACCOUNTANTS",
     "PURE_DP_ACCOUNTANT",
+    "TIGHT_ACCOUNTANTS",
     "CALIBRATION_ACCOUNTANTS",
     "KINDS",
     "RELATIONS",
@@ -432,6 +433,14 @@ class AccountingResult:
         not that an accountant is wrong.
     extremes : tuple of str or None
         Names of the rows with the smallest and the largest epsilon.
+    tight_disagreement : float or None
+        The same spread over the rows of :data:`TIGHT_ACCOUNTANTS` only (the
+        accountants that claim tightness: the PLD accountant, exact up to its
+        discretisation, and the exact Gaussian composition); None with fewer
+        than two such rows. Disagreement there means a discretisation too coarse
+        or a bug, not a looser bound by design.
+    tight_disagrees : bool
+        ``tight_disagreement > rtol``.
     discrepant_pairs : tuple of (str, str, float)
         Every pair of supported rows (smaller epsilon first) whose relative
         difference ``(larger - smaller) / smaller`` exceeds ``rtol``, with that
@@ -452,6 +461,8 @@ class AccountingResult:
     rows: tuple[AccountantRow, ...]
     rtol: float
     max_epsilon: float | None = field(init=False)
+    tight_disagreement: float | None = field(init=False)
+    tight_disagrees: bool = field(init=False)
     disagreement: float | None = field(init=False)
     disagrees: bool = field(init=False)
     extremes: tuple[str, str] | None = field(init=False)
@@ -467,6 +478,12 @@ class AccountingResult:
             high = max(supported, key=lambda r: r.epsilon)
             extremes = (low.name, high.name)
             spread = _relative_change(high.epsilon, low.epsilon)
+        tight = [r.epsilon for r in supported if r.name in TIGHT_ACCOUNTANTS]
+        tight_spread = (_relative_change(max(tight), min(tight)) if len(tight) >= 2
+                        else None)
+        object.__setattr__(self, "tight_disagreement", tight_spread)
+        object.__setattr__(self, "tight_disagrees",
+                           tight_spread is not None and tight_spread > self.rtol)
         object.__setattr__(self, "max_epsilon", maximum)
         object.__setattr__(self, "disagreement", spread)
         object.__setattr__(self, "disagrees", spread is not None and spread > self.rtol)
@@ -501,6 +518,8 @@ class AccountingResult:
             "rtol": self.rtol,
             "max_epsilon": _json_float(self.max_epsilon),
             "disagreement": _json_float(self.disagreement),
+            "tight_disagreement": _json_float(self.tight_disagreement),
+            "tight_disagrees": self.tight_disagrees,
             "disagrees": self.disagrees,
             "extremes": list(self.extremes) if self.extremes else None,
             "discrepant_pairs": [[a, b, _json_float(c)] for a, b, c in self.discrepant_pairs],
@@ -726,6 +745,11 @@ def account_event(
 
 
 PURE_DP_ACCOUNTANT = "pure-dp-composition"
+
+# Accountants that claim tightness (exact, or exact up to a stated discretisation):
+# their disagreement is a warning sign; RDP rows are upper bounds and the moments
+# accountant's conversion is looser by design (AccountingResult.tight_disagreement).
+TIGHT_ACCOUNTANTS = ("dp_accounting-pld", "analytic-gaussian")
 
 
 def pure_dp_epsilon(event: dp_accounting.DpEvent) -> float | None:
