@@ -9,9 +9,10 @@ for Alg. 1, 1 otherwise: ``dpsniper/experiments/exp_default.py`` of
 eth-sri/dp-sniper), except the two Gaussian mechanisms (no published bounds; their
 defaults, sigma = 2, delta = 1e-5). For each mechanism:
 
-1. the neighbouring pair is chosen once, by :func:`dpclaims.audits.select_pair`
-   among :func:`dpclaims.audits.candidate_pairs` (pilot audits of 20,000 outputs
-   per dataset with the automatic score, on trials of their own);
+1. the neighbouring pair is chosen for each n by :func:`dpclaims.audits.select_pair`
+   among :func:`dpclaims.audits.candidate_pairs` (pilot audits of max(20,000, n/10)
+   outputs per dataset with the automatic score, on trials of their own, as
+   ``check-variant`` does by default);
 2. on that pair :func:`dpclaims.audits.audit` runs with each score (``fisher``,
    ``likelihood-ratio``, ``logistic``, ``gradient-boosting``, and ``auto``) at
    10^5 and 10^6 trials per dataset (``--quick``: 10^5 only), alpha = 0.05, split
@@ -119,9 +120,11 @@ def run(trials, workers: int, seed: int) -> list[dict]:
         lit = mech.literature
         t0 = time.perf_counter()
         pairs = candidate_pairs(mech, seed=seed)
-        sel = select_pair(mech, pairs, PILOT, alpha=ALPHA, seed=seed, workers=workers)
         canon = canonical(mech)
         for n in trials:
+            # check-variant's default pilot size: max(2000, n / 10), here at least PILOT
+            sel = select_pair(mech, pairs, max(PILOT, n // 10), alpha=ALPHA, seed=seed,
+                              workers=workers)
             row = {"mechanism": factory, "n": n, "claim": mech.claim.epsilon,
                    "true": lit.true_epsilon, "correct": lit.correct,
                    "dpsniper": lit.dpsniper_lower_bound if hasattr(mech, "eps") else None,
