@@ -20,9 +20,10 @@ install: $(STAMP)
 audit: $(STAMP)
 	$(BIN)/dpclaims audit --paper dpsep --budget quick --seed 0 --out reports/out
 
-## Install and run the project's test suite.
+## Install and run the project's test suite (one worker per core; a test file's tests
+## share a worker, so its session fixtures run once).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
