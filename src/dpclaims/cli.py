@@ -311,36 +311,56 @@ def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, 
                   out_dir):
     """Check a mechanism (or a factory returning one): property test of its sensitivity,
     accounting of its dp_event, empirical audit on a searched neighbouring pair."""
-    from dpclaims.claims import InputError
-    from dpclaims.reports.render import write_report
-    from dpclaims.reports.variant import VariantBudget, check_variant, exit_code, load_variant
+    from dpclaims.reports.variant import check_variant, load_variant
+
+    budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha,
+                     workers=workers, selection_trials=selection_trials, score=score)
+
+    def work(tick):
+        mech = load_variant(spec)
+        verdicts, sections, meta = check_variant(mech, budget, seed, tick)
+        meta["variant"] = spec
+        return f"check-variant: {mech.name}", mech.name, verdicts, sections, meta
+
+    _run_check(work, seed, out_dir, {"workers": workers})
+
+
+def _budget(seed, **kwargs):
+    """The VariantBudget of a check command; bad options are usage errors (exit 2)."""
+    from dpclaims.reports.variant import VariantBudget
 
     if seed < 0:
         raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
-    t0 = time.perf_counter()
     try:
-        budget = VariantBudget(n_trials=n_trials, max_examples=max_examples, alpha=alpha,
-                               workers=workers, selection_trials=selection_trials, score=score)
+        return VariantBudget(**kwargs)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+def _run_check(work, seed, out_dir, run_extra):
+    """Run ``work(tick) -> (title, name, verdicts, sections, meta)`` with a progress line,
+    write the report, print the headline table and exit with the headlines' code."""
+    from dpclaims.claims import InputError
+    from dpclaims.reports.render import write_report
+    from dpclaims.reports.variant import exit_code
+
+    t0 = time.perf_counter()
     console = Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console, transient=False) as progress:
         task = progress.add_task("loading", total=None)
         try:
-            mech = load_variant(spec)
-            verdicts, sections, meta = check_variant(
-                mech, budget, seed, lambda name: progress.update(task, description=name))
+            title, name, verdicts, sections, meta = work(
+                lambda d: progress.update(task, description=d))
         except InputError as exc:
             raise click.UsageError(str(exc)) from exc
         progress.update(task, description="writing report")
-    meta["variant"] = spec
     run_info = {"command": " ".join(["dpclaims"] + sys.argv[1:]), "dpclaims": __version__,
-                "python": platform.python_version(), "workers": workers,
+                "python": platform.python_version(), **run_extra,
                 "total seconds": round(time.perf_counter() - t0, 1)}
-    paths = write_report(out_dir, title=f"dpclaims check-variant: {mech.name}", meta=meta,
-                         verdicts=verdicts, sections=sections, run_info=run_info)
-    _print_summary(f"{mech.name}: claims and verdicts (seed {seed})", verdicts, paths,
+    paths = write_report(out_dir, title=f"dpclaims {title}", meta=meta, verdicts=verdicts,
+                         sections=sections, run_info=run_info)
+    _print_summary(f"{name}: claims and verdicts (seed {seed})", verdicts, paths,
                    sentences=True)
     sys.exit(exit_code(verdicts))
 
@@ -364,36 +384,15 @@ def check(claims_file, n_trials, max_examples, alpha, seed, out_dir):
     """Check a paper's claims stated in a TOML file: reported privacy numbers (recomputed
     by every accountant, under the paper's and the real sampling), sensitivities
     (property test over a record domain), mechanisms (empirical audit)."""
-    from dpclaims.claims import InputError
-    from dpclaims.reports.render import write_report
     from dpclaims.reports.user_claims import check_claims_file
-    from dpclaims.reports.variant import VariantBudget, exit_code
 
-    if seed < 0:
-        raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
-    t0 = time.perf_counter()
-    try:
-        budget = VariantBudget(n_trials=n_trials, max_examples=max_examples, alpha=alpha)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
-    console = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
-        task = progress.add_task("loading", total=None)
-        try:
-            verdicts, sections, meta = check_claims_file(
-                claims_file, budget, seed, lambda name: progress.update(task, description=name))
-        except InputError as exc:
-            raise click.UsageError(str(exc)) from exc
-        progress.update(task, description="writing report")
-    run_info = {"command": " ".join(["dpclaims"] + sys.argv[1:]), "dpclaims": __version__,
-                "python": platform.python_version(),
-                "total seconds": round(time.perf_counter() - t0, 1)}
-    paths = write_report(out_dir, title=f"dpclaims check: {meta['paper']}", meta=meta,
-                         verdicts=verdicts, sections=sections, run_info=run_info)
-    _print_summary(f"{meta['paper']}: claims and verdicts (seed {seed})", verdicts, paths,
-                   sentences=True)
-    sys.exit(exit_code(verdicts))
+    budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha)
+
+    def work(tick):
+        verdicts, sections, meta = check_claims_file(claims_file, budget, seed, tick)
+        return f"check: {meta['paper']}", meta["paper"], verdicts, sections, meta
+
+    _run_check(work, seed, out_dir, {})
 
 
 if __name__ == "__main__":  # pragma: no cover
