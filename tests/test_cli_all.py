@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 from click.testing import CliRunner
 
 from dpclaims.cli import main
+
+RECORDED = Path(__file__).parent / "data" / "smoke_verdicts_seed2.json"
 
 
 def test_all_papers_in_one_report(tmp_path):
@@ -21,3 +24,8 @@ def test_all_papers_in_one_report(tmp_path):
     assert prefixes >= {"dpsep", "vips", "dpvim"}
     assert set(data["meta"]) == {"dpsep", "vips", "dpvim", "accounting"}
     assert all(s["title"].split(":")[0] in data["meta"] for s in data["sections"])
+    # the verdict of every claim and reading, and every headline, as recorded
+    recorded = json.loads(RECORDED.read_text())
+    got = [[v["claim_id"], v["reading"], v["verdict"]] for v in data["verdicts"]]
+    assert got == recorded["verdicts"]
+    assert [[c["id"], c["verdict"]] for c in data["claims"]] == recorded["headlines"]

@@ -1,7 +1,8 @@
 """dpclaims: verify the privacy and accuracy claims of DP Bayesian inference algorithms.
 
 Layers (imports flow downwards only; see DESIGN.md):
-``analysis`` -> ``algorithms`` -> ``property_tests`` / ``audits`` -> ``reports`` -> ``cli``.
+``analysis`` -> ``algorithms`` -> ``property_tests`` / ``audits`` -> ``claims`` -> ``reports``
+-> ``cli``; checked by ``python -m dpclaims.devtools.layers``.
 """
 
 __version__ = "0.1.0"

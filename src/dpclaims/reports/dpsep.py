@@ -6,8 +6,7 @@ plus figures written into ``out_dir``. :func:`run_dpsep_audit` runs them all.
 
 from __future__ import annotations
 
-import functools
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import dp_accounting
@@ -34,160 +33,22 @@ from dpclaims.analysis.gaussian import (
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
 from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
-from dpclaims.claims import CheckTimer, Claim, InputError, Verdict
+from dpclaims.claims import CheckTimer, InputError, Verdict
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import dpsep_step_examples
-
-PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
-DELTA = 1e-5
-
-CLAIMS = {
-    "prop1": Claim(
-        id="dpsep/prop1-sensitivity",
-        paper=PAPER,
-        location="Sec. 3, Proposition 1 and eq. 4",
-        statement=("Proposition 1. The sensitivity of the natural parameters, θ_new, in "
-                   "Algorithm 3 is given by Δ_θnew = 2γC/N."),
-        check="hypothesis property test over random states and replace-one neighbouring "
-              "datasets (probit and linear-Gaussian likelihoods)",
-    ),
-    "prop2": Claim(
-        id="dpsep/prop2-privacy",
-        paper=PAPER,
-        location="Sec. 3, Proposition 2; Sec. 6.1 and 6.2 settings",
-        statement=("Proposition 2. The DP-SEP algorithm produces (ϵ, δ)-DP approximate "
-                   "posterior distributions. [...] By composing these with the subsampled "
-                   "RDP composition [Wang et al., 2019b], the final natural parameters are "
-                   "(ϵ, δ)-DP"),
-        check="accounting recomputation: sigma calibrated as Sec. 3 describes, then the "
-              "sampling Algorithm 3 performs (a shuffled pass per epoch) accounted with "
-              "autodp and dp_accounting",
-    ),
-    "thm41": Claim(
-        id="dpsep/thm41-kl-tail-bound",
-        paper=PAPER,
-        location="Sec. 4, Theorem 4.1; supplement Sec. 8, eqs. 5-22",
-        statement=("P(D_kl[q||p] ≥ a) ≤ d/(2a) log(1 + sqrt(2v(Z) log(2d))) − d/(2a) + "
-                   "d/(2a) (σ1² Tr[Σq⁻¹] + 1) (A + τ + sqrt(2v(Z) log(2d)) − 1)/(Aτ) for any "
-                   "a > 0 and τ, A > 0 such that τ < 1 + λmin(Σq⁻¹E) < A."),
-        check="vectorised Monte Carlo of the tail under the theorem's own noise model, "
-              "with Clopper-Pearson intervals",
-    ),
-    "audit": Claim(
-        id="dpsep/empirical-audit",
-        paper=PAPER,
-        location="Sec. 3, Algorithm 3 step 8, Proposition 1, Proposition 2's proof",
-        statement=("Due to the Gaussian mechanism, the natural parameters after each "
-                   "perturbation are DP."),
-        check="empirical audit of one noised step on real data with a worst-case canary "
-              "pair; Clopper-Pearson epsilon lower bound, threshold on a held-out split",
-    ),
-}
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How hard each check works. ``quick`` finishes in minutes on 2 cores.
-
-    The ``mog_*`` and ``bnn_*`` fields size the reproductions of Sec. 6.1 and 6.2 (the
-    paper: MoG 100 iterations, 5 runs; BNN 40 epochs, 10 splits, all five UCI sets).
-    """
-
-    name: str
-    property_examples: int
-    audit_trials: int
-    kl_draws: int
-    epochs: int
-    run_trials: int
-    accounting_settings: int | None = None  # how many paper settings Prop. 2 recomputes
-    mog_dims: tuple = (2,)
-    mog_epochs: int = 2
-    mog_runs: int = 5
-    gibbs_samples: int = 1000
-    bnn_sets: tuple = ("Wine",)
-    bnn_splits: int = 5
-    bnn_epochs: int = 2
-    bnn_vi_epochs: int = 10
-    bnn_max_train: int | None = 10_000
-    bnn_embedded_train: int = 500
-    reference_max_records: int | None = None  # subsample the reference runs' training sets
-
-
-_ALL_UCI = ("Wine", "Kin8nm", "Power", "Naval", "Protein")
-BUDGETS = {
-    # "smoke" exists for the project's own tests: every check runs, on small budgets and
-    # on the first two Prop. 2 settings only; its verdicts are computed the same way.
-    "smoke": Budget("smoke", 30, 20_000, 4_000, 1, 1, accounting_settings=2,
-                    mog_epochs=1, mog_runs=2, gibbs_samples=200, bnn_splits=2,
-                    bnn_epochs=1, bnn_vi_epochs=2, bnn_embedded_train=200,
-                    reference_max_records=500),
-    "quick": Budget("quick", 300, 200_000, 40_000, 3, 2, accounting_settings=4,
-                    mog_runs=8),
-    "standard": Budget("standard", 2_000, 2_000_000, 400_000, 10, 4, mog_dims=(2, 4),
-                       mog_epochs=20, mog_runs=10, gibbs_samples=5_000, bnn_sets=_ALL_UCI,
-                       bnn_splits=7, bnn_epochs=5, bnn_vi_epochs=40),
-    "full": Budget("full", 10_000, 20_000_000, 2_000_000, 40, 10, mog_dims=(2, 4),
-                   mog_epochs=100, mog_runs=10, gibbs_samples=20_000, bnn_sets=_ALL_UCI,
-                   bnn_splits=20, bnn_epochs=40, bnn_vi_epochs=40, bnn_max_train=None),
-}
-
-# Sec. 6.1: N = 1000, T = 100 ("posterior means after 100 iterations"), eps in {1, 5, 50};
-# Sec. 6.2: T = 40, eps = 1; N = the 90 % training split of each UCI set (Table 4 sizes;
-# Year's standard split keeps the first 463,715 rows for training).
-PAPER_SETTINGS = (
-    [("mog", 1000, 100, eps) for eps in (1.0, 5.0, 50.0)]
-    + [(f"uci-{name}", n, 40, 1.0) for name, n in (
-        ("wine", 1439), ("kin8nm", 7373), ("power", 8611), ("naval", 10741),
-        ("protein", 41157), ("year", 463715))]
+from dpclaims.reports.dpsep_catalogue import (  # noqa: F401  (re-exported)
+    _ALL_UCI,
+    BUDGETS,
+    CALIBRATION_READINGS,
+    CLAIMS,
+    DELTA,
+    PAPER,
+    PAPER_SETTINGS,
+    Budget,
+    _calibration_sampling,
+    honest_epsilon,
+    paper_sigma,
 )
-
-# Readings of "we input a chosen privacy level eps, delta, the number of repetitions T,
-# the number of datapoints N and the clipping norm C to the auto-dp package ... which
-# returns the corresponding privacy parameter sigma" (Sec. 3).
-CALIBRATION_READINGS = {
-    "paper:wor(q=1/N)x(T*N)": (
-        "autodp, subsampled Gaussian without replacement (Wang et al. 2019), one record "
-        "per step (q = 1/N), T*N steps, replace-one"),
-    "paper:poisson(q=1/N)x(T*N)": (
-        "autodp, Poisson-subsampled Gaussian, q = 1/N, T*N steps, add-remove"),
-    "paper:wor(q=1/N)xT": (
-        "autodp, subsampled Gaussian without replacement, q = 1/N, T steps (T read as "
-        "the number of steps)"),
-}
-
-
-def _calibration_sampling(reading: str, n: int, t: int):
-    if reading == "paper:wor(q=1/N)x(T*N)":
-        return acc.Sampling("without-replacement", n, batch_size=1, steps=t * n), "replace-one"
-    if reading == "paper:poisson(q=1/N)x(T*N)":
-        return acc.Sampling("poisson", n, batch_size=1, steps=t * n), "add-remove"
-    if reading == "paper:wor(q=1/N)xT":
-        return acc.Sampling("without-replacement", n, batch_size=1, steps=t), "replace-one"
-    raise ValueError(f"unknown calibration reading {reading!r}")
-
-
-@functools.lru_cache(maxsize=256)
-def paper_sigma(reading: str, n: int, t: int, epsilon: float, delta: float = DELTA) -> float:
-    """Noise multiplier sigma the paper's Sec. 3 procedure gives under ``reading``.
-
-    Cached: autodp's calibration takes seconds per call and the experiments reuse it.
-    """
-    sampling, relation = _calibration_sampling(reading, n, t)
-    return acc.calibrate_noise_multiplier(epsilon, delta, sampling, relation,
-                                          accountant="autodp-rdp")
-
-
-def honest_epsilon(sigma: float, epochs: int, delta: float = DELTA) -> float:
-    """Exact epsilon of ``epochs`` Gaussian releases of noise multiplier sigma.
-
-    Algorithm 3 touches every record once per epoch (a shuffled pass). When the
-    pass order is known to the adversary, the record's releases are an adaptive
-    composition of ``epochs`` Gaussian mechanisms with sensitivity Delta and noise
-    sigma Delta, i.e. exactly sqrt(T)/sigma-GDP: its epsilon is that of one
-    Gaussian mechanism of noise multiplier sigma / sqrt(T) (dp_accounting's exact
-    ``get_epsilon_gaussian``). A hidden shuffle can only be more private.
-    """
-    return float(dp_accounting.get_epsilon_gaussian(sigma / np.sqrt(epochs), delta))
 
 
 # --------------------------------------------------------------------------- Prop. 1

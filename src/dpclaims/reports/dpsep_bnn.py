@@ -33,7 +33,7 @@ from dpclaims.algorithms.pbp import PBPConfig, fit_pbp, regression_test_metrics
 from dpclaims.algorithms.sep import DPSEPParams
 from dpclaims.analysis.accounting import composed_gaussian_sigma
 from dpclaims.analysis.validation import check_count
-from dpclaims.reports.dpsep import DELTA, paper_sigma
+from dpclaims.reports.dpsep_catalogue import DELTA, paper_sigma
 
 # Table 4 name -> folder in --data-dir/uci (Year is not available offline).
 UCI_FOLDERS = {"Wine": "wine-quality-red", "Kin8nm": "kin8nm", "Power": "power-plant",

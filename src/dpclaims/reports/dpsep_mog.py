@@ -47,7 +47,7 @@ METRIC_KEYS = ("fnorm_mean", "fnorm_cov", "fnorm_avg", "kl_nearest", "kl_hungari
 
 
 def _paper_sigma_for(n_records: int, epochs: int, delta: float):
-    from dpclaims.reports.dpsep import paper_sigma
+    from dpclaims.reports.dpsep_catalogue import paper_sigma
 
     def sigma_for(epsilon: float) -> float:
         return paper_sigma(PAPER_CALIBRATION, n_records, epochs, epsilon, delta)

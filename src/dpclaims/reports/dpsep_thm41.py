@@ -47,7 +47,7 @@ from dpclaims.analysis.kl_tail_bound import (
     sample_noise,
 )
 from dpclaims.claims import Claim, Verdict
-from dpclaims.reports.dpsep import CLAIMS, DELTA, PAPER, Budget, paper_sigma
+from dpclaims.reports.dpsep_catalogue import CLAIMS, DELTA, PAPER, Budget, paper_sigma
 
 __all__ = [
     "CLAIMS_THM41_REMARKS",

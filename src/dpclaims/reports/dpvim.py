@@ -43,8 +43,9 @@ from dpclaims.algorithms.dpvi import (
 )
 from dpclaims.claims import CheckTimer, Claim, Verdict
 from dpclaims.property_tests.sensitivity import check_sensitivity
+from dpclaims.reports.reported_privacy import DPVIM_PAPER
 
-PAPER = "DPVIm (dpvim.txt)"
+PAPER = DPVIM_PAPER  # one spelling, shared with the accounting catalogue
 
 CLAIMS = {
     "aligned-identity": Claim(

@@ -55,7 +55,7 @@ from dpclaims.algorithms.dpvi import (
 )
 from dpclaims.analysis.ou import ar1_var_of_mean_factor, fit_ar1, linreg_burnout, rhat_burnout
 from dpclaims.claims import Claim, Verdict
-from dpclaims.reports.dpvim import PAPER
+from dpclaims.reports.reported_privacy import DPVIM_PAPER as PAPER
 from dpclaims.reports.vips_lda_accuracy import paired_decision
 
 CLAIMS = {

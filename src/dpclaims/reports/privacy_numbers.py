@@ -66,7 +66,7 @@ _DPSEP_LOCATION = {"mog": "Sec. 6.1, Fig. 1 caption (N = 1000, 100 iterations)",
 
 
 def _dpsep_entries() -> tuple[ReportedPrivacy, ...]:
-    from dpclaims.reports.dpsep import PAPER_SETTINGS
+    from dpclaims.reports.dpsep_catalogue import PAPER_SETTINGS
 
     out = []
     for name, n, t, eps in PAPER_SETTINGS:

@@ -386,7 +386,7 @@ _VIPS_ENTRIES = (
 
 # ----------------------------------------------------------------------------------- DPVIm
 
-_DPVIM = "DPVIm (dpvim.txt)"
+DPVIM_PAPER = "DPVIm (dpvim.txt)"
 
 _DPVIM_ACCOUNTING = (
     "Fourier accountant (PLD): Sec. 4.1 \"To compute the privacy cost in our experiments, we "
@@ -442,7 +442,7 @@ def _dpvim_ukb(epochs: int) -> ReportedPrivacy:
         )
     return ReportedPrivacy(
         id=f"dpvim/eps-ukb-1-ep{epochs}",
-        paper=_DPVIM,
+        paper=DPVIM_PAPER,
         location=location,
         statement=statement,
         reported_epsilon=1.0,
@@ -485,7 +485,7 @@ _DPVIM_ENTRIES = (
     _dpvim_ukb(8000),
     ReportedPrivacy(
         id="dpvim/eps-fullrank-1",
-        paper=_DPVIM,
+        paper=DPVIM_PAPER,
         location="Sec. 4.4, Fig. 6 caption; App. J",
         statement=(
             "Figure 6: **Full-rank covariance experiment:** DPVI with aligned gradients "

@@ -1,0 +1,131 @@
+"""The import structure check: ``python -m dpclaims.devtools.layers``.
+
+DESIGN.md's arrows are the only import directions. Every ``dpclaims`` module is
+given a layer by its package:
+
+====  ==========================================================
+0     ``dpclaims.analysis``
+1     ``dpclaims.algorithms``
+2     ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
+3     ``dpclaims.claims``
+4     ``dpclaims.reports``
+5     ``dpclaims.cli``
+====  ==========================================================
+
+(``dpclaims`` itself and ``dpclaims.devtools`` import nothing of the project's layers.)
+Every import statement of every module, at module level or inside a function, is
+read with :mod:`ast` (nothing is imported or run). The check fails on an import of
+a higher layer and on any import cycle between modules (a strongly connected
+component of the module graph with more than one module). Exit 0 when clean, 1
+with one line per violation otherwise.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+LAYERS = {"analysis": 0, "algorithms": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
+          "claims": 3, "reports": 4, "cli": 5}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer(module: str) -> int | None:
+    """The layer of a ``dpclaims`` module, or None (the package root, devtools)."""
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+
+def imports_of(path: Path, module: str) -> set[str]:
+    """The ``dpclaims`` modules ``path`` imports anywhere (resolved to existing modules)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("dpclaims")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.startswith("dpclaims"):
+                out.add(base)
+                out |= {f"{base}.{a.name}" for a in node.names}
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (only names that are modules)."""
+    paths = {module_name(p): p for p in ROOT.rglob("*.py")}
+    return {m: {t for t in imports_of(p, m) if t in paths and t != m}
+            for m, p in sorted(paths.items())}
+
+
+def violations(g: dict[str, set[str]] | None = None) -> list[str]:
+    """Upward imports and import cycles, one sentence each (empty when clean)."""
+    g = graph() if g is None else g
+    out = []
+    for m, targets in g.items():
+        lm = layer(m)
+        for t in sorted(targets):
+            lt = layer(t)
+            if lm is not None and lt is not None and lt > lm:
+                out.append(f"upward import: {m} (layer {lm}) imports {t} (layer {lt})")
+    out += [f"import cycle: {' -> '.join(c)}" for c in _cycles(g)]
+    return out
+
+
+def _cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return comps
+
+
+def main() -> int:
+    found = violations()
+    for line in found:
+        print(line)
+    n = len(graph())
+    print(f"{n} modules: {'clean' if not found else f'{len(found)} violation(s)'}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
