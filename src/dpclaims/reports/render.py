@@ -164,8 +164,9 @@ def _html(title, meta, claims, verdicts, sections, out: Path) -> str:
     esc = html.escape
     heads = "".join(
         f"<tr><td><code>{esc(c['id'])}</code></td><td>{esc(c['location'])}</td>"
-        f"<td><b style='color:{_BADGE[c['verdict']]}'>{esc(c['verdict'])}</b></td>"
-        f"<td>{esc(_short(c['headline']))}</td><td>{esc(c['deciding_reading'] or '-')}</td>"
+        f"<td class='verdict'><b style='color:{_BADGE[c['verdict']]}'>{esc(c['verdict'])}"
+        f"</b></td><td>{esc(_short(c['headline']))}</td>"
+        f"<td>{esc(c['deciding_reading'] or '-')}</td>"
         "</tr>" for c in claims)
     rows = "".join(
         f"<tr><td><code>{esc(v.claim.id)}</code></td><td>{esc(v.reading)}</td>"
@@ -199,6 +200,7 @@ def _html(title, meta, claims, verdicts, sections, out: Path) -> str:
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
              "table.headline td{overflow-wrap:anywhere;vertical-align:top}"
+             "table.headline td.verdict{white-space:nowrap;overflow-wrap:normal}"
              "blockquote{border-left:4px solid #ccc;margin-left:0;padding-left:1em;color:#333}"
              "pre{background:#f6f6f6;padding:1em;overflow:auto;max-height:30em}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"
