@@ -68,7 +68,8 @@ def test_results_json_has_one_claim_record_per_claim_and_validates(tmp_path):
     md = paths["markdown"].read_text()
     assert md.index("## Claims") < md.index("## Readings")
     html = paths["html"].read_text()
-    assert html.index("class='headline'") < html.index("<h2>Readings</h2>")
+    assert html.index("class='headline'") < html.index("<h2 id='readings'>Readings</h2>")
+    assert "<nav><b>Contents</b>" in html and "budget None" not in md
 
 
 def test_readings_that_are_not_the_papers_are_recognised_by_name():

@@ -113,7 +113,7 @@ def _markdown(title, meta, claims, verdicts, sections) -> str:
                          _short(c["headline"]), c["deciding_reading"] or "-"]
                         for c in claims]), "",
              f"Headline rule: {HEADLINE_RULE}", ""]
-    parts += [f"- **{k}**: {v}" for k, v in meta.items()]
+    parts += ["## Run", ""] + _md_meta(meta)
     parts += ["", "## Readings", "",
               _md_table(["claim", "reading", "verdict", "certificate"],
                         [[v.claim.id, v.reading, f"**{v.verdict}**",
@@ -123,7 +123,7 @@ def _markdown(title, meta, claims, verdicts, sections) -> str:
         parts += [f"### `{v.claim.id}` — {v.reading}: **{v.verdict}**", "",
                   f"*{v.claim.paper}, {v.claim.location}.* Check: {v.claim.check}.", "",
                   "> " + v.claim.statement.replace("\n", "\n> "), "",
-                  v.sentence, "", f"Seed {v.seed}, budget {v.budget}.", ""]
+                  v.sentence, "", _seed_budget(v), ""]
         parts += [f"![{f}]({f})" for f in v.figures]
         parts += ["", "<details><summary>evidence</summary>", "", "```json",
                   json.dumps(to_jsonable(v.evidence), indent=1)[:20000], "```", "</details>", ""]
@@ -134,6 +134,46 @@ def _markdown(title, meta, claims, verdicts, sections) -> str:
         parts += [f"![{f}]({f})" for f in s.get("figures", [])]
         parts.append("")
     return "\n".join(parts) + "\n"
+
+
+def _seed_budget(v: Verdict) -> str:
+    """"Seed 3, budget smoke." without the parts a verdict does not have."""
+    bits = [f"seed {v.seed}" if v.seed is not None else "",
+            f"budget {v.budget}" if v.budget is not None else ""]
+    text = ", ".join(b for b in bits if b)
+    return (text[0].upper() + text[1:] + ".") if text else ""
+
+
+def _flat(value) -> str:
+    """A scalar as text; a dict or list as compact 'key value' pairs (never a Python repr)."""
+    if isinstance(value, dict):
+        return "; ".join(f"{k} {_flat(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_flat(v) for v in value)
+    return _fmt(value)
+
+
+def _md_meta(meta: dict) -> list[str]:
+    """The run's settings: scalars as bullets, each dict (e.g. a budget) as a small table."""
+    lines = [f"- **{k}**: {_flat(v)}" for k, v in meta.items() if not isinstance(v, dict)]
+    for k, v in meta.items():
+        if isinstance(v, dict):
+            lines += ["", f"**{k}**", "", _md_table(["", ""], [[kk, _flat(vv)]
+                                                           for kk, vv in v.items()])]
+    return lines + [""]
+
+
+def _html_meta(meta: dict) -> str:
+    esc = html.escape
+    out = ["<h2 id='run'>Run</h2><ul>"]
+    out += [f"<li><b>{esc(str(k))}</b>: {esc(_flat(v))}</li>" for k, v in meta.items()
+            if not isinstance(v, dict)]
+    out.append("</ul>")
+    for k, v in meta.items():
+        if isinstance(v, dict):
+            out.append(f"<p><b>{esc(str(k))}</b></p>"
+                       + _html_table(["", ""], [[kk, _flat(vv)] for kk, vv in v.items()]))
+    return "".join(out)
 
 
 def _short(sentence: str, limit: int = 220) -> str:
@@ -175,24 +215,28 @@ def _html(title, meta, claims, verdicts, sections, out: Path) -> str:
     body = [f"<h1>{esc(title)}</h1><h2 id='claims'>Claims</h2><table class='headline'>"
             "<thead><tr><th>claim</th><th>where</th><th>verdict</th><th>why</th>"
             f"<th>deciding reading</th></tr></thead><tbody>{heads}</tbody></table>"
-            f"<p><small>Headline rule: {esc(HEADLINE_RULE)}</small></p><ul>"]
-    body += [f"<li><b>{esc(str(k))}</b>: {esc(str(val))}</li>" for k, val in meta.items()]
-    body += ["</ul><h2>Readings</h2><table><thead><tr><th>claim</th><th>reading</th>"
+            f"<p><small>Headline rule: {esc(HEADLINE_RULE)}</small></p>"]
+    toc = [("run", "Run"), ("readings", "Readings"), ("verdicts", "Verdicts and evidence")]
+    toc += [(f"section-{i}", sec["title"]) for i, sec in enumerate(sections)]
+    body.append("<nav><b>Contents</b>: " + " · ".join(
+        f"<a href='#{a}'>{esc(t)}</a>" for a, t in toc) + "</nav>")
+    body += [_html_meta(meta)]
+    body += ["<h2 id='readings'>Readings</h2><table><thead><tr><th>claim</th><th>reading</th>"
              "<th>verdict</th><th>certificate</th></tr></thead><tbody>", rows,
-             "</tbody></table><h2>Verdicts</h2>"]
+             "</tbody></table><h2 id='verdicts'>Verdicts and evidence</h2>"]
     for v in verdicts:
         body += [f"<h3><code>{esc(v.claim.id)}</code> — {esc(v.reading)}: "
                  f"<span style='color:{_BADGE[v.verdict]}'>{esc(v.verdict)}</span></h3>",
                  f"<p><i>{esc(v.claim.paper)}, {esc(v.claim.location)}.</i> "
                  f"Check: {esc(v.claim.check)}.</p>",
                  f"<blockquote>{esc(v.claim.statement)}</blockquote>",
-                 f"<p>{esc(v.sentence)}</p><p>Seed {v.seed}, budget {esc(str(v.budget))}.</p>"]
+                 f"<p>{esc(v.sentence)}</p><p>{esc(_seed_budget(v))}</p>"]
         body += [_img(out, f) for f in v.figures]
         body += ["<details><summary>evidence</summary><pre>",
                  esc(json.dumps(to_jsonable(v.evidence), indent=1)[:20000]),
                  "</pre></details>"]
-    for s in sections:
-        body += [f"<h2>{esc(s['title'])}</h2>"]
+    for i, s in enumerate(sections):
+        body += [f"<h2 id='section-{i}'>{esc(s['title'])}</h2>"]
         body += [f"<p>{esc(p)}</p>" for p in s.get("text", "").split("\n\n") if p]
         if s.get("table"):
             body.append(_html_table(s["table"]["columns"], s["table"]["rows"]))
