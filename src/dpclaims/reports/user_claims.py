@@ -84,6 +84,8 @@ def _typename(types) -> str:
 
 
 def _positive(value, key, where, integer=False):
+    if isinstance(value, bool):
+        raise InputError(f"{where}: {key} must be a number, got {value!r}")
     if integer and (not isinstance(value, int) or value < 1):
         raise InputError(f"{where}: {key} must be a positive integer, got {value!r}")
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
