@@ -10,6 +10,7 @@ checked for some claim (not-checkable) and none is refuted.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import platform
 import sys
@@ -64,19 +65,16 @@ def audit(paper, budget, seed, out_dir, data_dir):
     if seed < 0:
         raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
     t0 = time.perf_counter()
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
-        task = progress.add_task("starting", total=None)
-
+    with _progress(console, "starting") as show:
         def tick(name):
-            progress.update(task, description=f"[{paper}/{budget}] {name}")
+            show(f"[{paper}/{budget}] {name}")
 
         try:
             verdicts, sections, meta, timings = _run_papers(paper, budget, seed, out_dir,
                                                             data_dir, tick)
         except InputError as exc:
             raise click.UsageError(str(exc)) from exc
-        progress.update(task, description="writing report")
+        show("writing report")
     run_info = {
         "command": " ".join(["dpclaims"] + sys.argv[1:]),
         "dpclaims": __version__,
@@ -126,6 +124,28 @@ def _smoke_entries():
     for e in catalogue():
         first.setdefault(e.id.split("/")[0], e)
     return list(first.values())
+
+
+@contextlib.contextmanager
+def _progress(console: Console, first: str):
+    """``show(description)`` for long work: a live spinner line with the elapsed time on a
+    terminal; on anything else (a log, CI) one plain line per step, numbered, with the
+    elapsed seconds, and no spinner frames."""
+    if console.is_terminal:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=console, transient=False) as progress:
+            task = progress.add_task(first, total=None)
+            yield lambda d: progress.update(task, description=d)
+        return
+    t0, count = time.perf_counter(), [0]
+
+    def show(description):
+        count[0] += 1
+        print(f"step {count[0]} ({time.perf_counter() - t0:.1f} s): {description}",
+              file=console.file, flush=True)
+
+    show(first)
+    yield show
 
 
 def _print_summary(title, verdicts, paths, sentences: bool = False):
@@ -346,15 +366,12 @@ def _run_check(work, seed, out_dir, run_extra):
 
     t0 = time.perf_counter()
     console = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
-        task = progress.add_task("loading", total=None)
+    with _progress(console, "loading") as show:
         try:
-            title, name, verdicts, sections, meta = work(
-                lambda d: progress.update(task, description=d))
+            title, name, verdicts, sections, meta = work(show)
         except InputError as exc:
             raise click.UsageError(str(exc)) from exc
-        progress.update(task, description="writing report")
+        show("writing report")
     run_info = {"command": " ".join(["dpclaims"] + sys.argv[1:]), "dpclaims": __version__,
                 "python": platform.python_version(), **run_extra,
                 "total seconds": round(time.perf_counter() - t0, 1)}
