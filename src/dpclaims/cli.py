@@ -212,6 +212,7 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
         TIGHT_ACCOUNTANTS,
         Sampling,
         calibrate_noise_multiplier,
+        steps_for_epochs,
     )
     from dpclaims.analysis.accounting import account as account_rows
 
@@ -232,11 +233,11 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
         raise click.UsageError(f"--epochs must be a finite number > 0, got {epochs}")
     if (epochs is not None and steps is None and sampling in ("poisson", "without-replacement")
             and dataset_size and batch):
-        exact = epochs * dataset_size / batch
-        steps = math.ceil(exact - 1e-9)
-        if steps != exact:
-            notes.append(f"{epochs:g} epochs of N = {dataset_size} at batch {batch:g} is "
-                         f"{exact:.6g} steps: rounded up to {steps}")
+        try:
+            steps, note = steps_for_epochs(epochs, dataset_size, batch)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from exc
+        notes += [note] if note else []
         epochs = None
     elif epochs is not None:
         if epochs != int(epochs):

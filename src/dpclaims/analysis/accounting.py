@@ -88,6 +88,7 @@ from dpclaims.analysis.validation import check_count, check_delta, check_epsilon
 __all__ = [
     "ACCOUNTANTS",
     "PURE_DP_ACCOUNTANT",
+    "steps_for_epochs",
     "TIGHT_ACCOUNTANTS",
     "CALIBRATION_ACCOUNTANTS",
     "KINDS",
@@ -788,6 +789,28 @@ def _pure_dp_row(event, delta) -> AccountantRow:
         note = ("upper bound: basic composition of pure epsilons (Laplace: 1 / noise "
                 "multiplier); at delta > 0 the PLD and RDP rows are tighter")
     return AccountantRow(PURE_DP_ACCOUNTANT, float(eps), note, {"exact": delta == 0})
+
+
+def steps_for_epochs(epochs: float, dataset_size: int, batch_size: float) -> tuple[int, str]:
+    """Noisy steps of ``epochs`` passes at (expected) batch size B over N records.
+
+    ``ceil(epochs * N / B)``: a fractional last step is still a release, so the count
+    is rounded up (never down, which would under-count the privacy cost). Returns
+    (steps, note); the note says how a non-integer count was rounded ("" otherwise).
+
+    Raises
+    ------
+    ValueError
+        epochs, N or B not finite and > 0.
+    """
+    epochs = check_positive(epochs, "epochs")
+    n = check_count(dataset_size, "dataset_size")
+    b = check_positive(batch_size, "batch_size")
+    exact = epochs * n / b
+    steps = math.ceil(exact - 1e-9)
+    note = "" if steps == exact else (f"{epochs:g} epochs of N = {n} at batch {b:g} is "
+                                      f"{exact:.6g} steps: rounded up to {steps}")
+    return steps, note
 
 
 def composed_gaussian_sigma(epsilon: float, delta: float, releases: int) -> float:

@@ -43,7 +43,9 @@ import math
 import tomllib
 from pathlib import Path
 
+from dpclaims.analysis.accounting import steps_for_epochs
 from dpclaims.analysis.domains import Ball, Box, FiniteSet
+from dpclaims.analysis.validation import check_count, check_positive
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.claims import Claim, InputError, Verdict
 from dpclaims.reports.privacy_numbers import check_reported
@@ -84,13 +86,14 @@ def _typename(types) -> str:
 
 
 def _positive(value, key, where, integer=False):
+    """``value`` checked by analysis.validation (check_count / check_positive); a TOML
+    boolean is not a number. InputError naming the entry and key otherwise."""
     if isinstance(value, bool):
         raise InputError(f"{where}: {key} must be a number, got {value!r}")
-    if integer and (not isinstance(value, int) or value < 1):
-        raise InputError(f"{where}: {key} must be a positive integer, got {value!r}")
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-        raise InputError(f"{where}: {key} must be a finite number > 0, got {value!r}")
-    return value
+    try:
+        return check_count(value, key) if integer else check_positive(value, key)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}: {exc}") from exc
 
 
 def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy, list[str]]:
@@ -140,12 +143,8 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
             raise InputError(f"{where}: {given[0]} is empty")
         steps = []
         for epochs in epoch_list:
-            _positive(epochs, given[0], where)
-            exact = epochs * n / batch
-            k = math.ceil(exact - 1e-9)
-            if k != exact:
-                notes.append(f"{epochs:g} epochs of {n} records at batch {batch} is "
-                             f"{exact:.4g} steps: rounded up to {k}")
+            k, note = steps_for_epochs(_positive(epochs, given[0], where), n, batch)
+            notes += [note] if note else []
             steps.append(k)
         steps = tuple(steps)
         if not steps_stated:
