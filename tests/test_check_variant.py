@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from dpclaims.claims import InputError
+from dpclaims.claims.checks.variant import load_variant
 from dpclaims.cli import main
-from dpclaims.reports.variant import load_variant
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "variants.py"
 
@@ -123,7 +123,7 @@ def test_pld_is_not_an_upper_bound_for_poisson_under_replace_one():
     import dp_accounting
 
     from dpclaims.audits import PrivacyClaim
-    from dpclaims.reports.variant import check_accounting_claim
+    from dpclaims.claims.checks.variant import check_accounting_claim
 
     event = dp_accounting.SelfComposedDpEvent(
         dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(0.8)), 1000)

@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclaims.reports import dpvim, dpvim_experiments
+from dpclaims.claims.checks import dpvim, dpvim_experiments
+from dpclaims.experiments import dpvim as dpvim_runs
 
 
 def test_every_dpvim_claim_is_quoted_exactly():
@@ -57,7 +58,7 @@ def test_thm31_counterexample_is_inside_the_theorem_conditions():
 
 
 def test_ou_scaling_sgd_affine_in_sigma_squared_adam_not():
-    runs = dpvim_experiments.run_scaling({"ou_runs": 120, "ou_steps": 1500}, seed=0)
+    runs = dpvim_runs.run_scaling({"ou_runs": 120, "ou_steps": 1500}, seed=0)
     got = {x.reading.split()[0]: x for x in dpvim_experiments.check_ou_scaling(runs, 0)}
     sgd, adam = got["SGD"], got["Adam"]
     assert 1.7 < sgd.evidence["blocks"]["m"]["log_log_slope_top"] < 2.6

@@ -1,5 +1,5 @@
 """Tests of the Thm. 4.1 study: natural-parameter noise -> moments, quantile intervals,
-log-log slopes, verdict rules, and a smoke run of reports.dpsep_thm41.check_thm41_study."""
+log-log slopes, verdict rules, and a smoke run of claims.checks.dpsep_thm41.check_thm41_study."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_loglog_slope_recovers_a_known_slope():
 
 # ------------------------------------------------------------------ verdict rules
 def test_slope_verdict_on_synthetic_studies():
-    from dpclaims.reports.dpsep_thm41 import shrink_verdict, slope_verdict
+    from dpclaims.claims.checks.dpsep_thm41 import shrink_verdict, slope_verdict
 
     rng = np.random.default_rng(8)
     n_values = np.array([100.0, 1000.0, 10000.0])
@@ -161,8 +161,8 @@ def test_slope_verdict_on_synthetic_studies():
 
 # ------------------------------------------------------------------ smoke run
 def test_smoke_study_returns_verdicts_for_all_three_claims(tmp_path):
-    from dpclaims.reports.dpsep import BUDGETS
-    from dpclaims.reports.dpsep_thm41 import check_thm41_study
+    from dpclaims.claims.checks.dpsep import BUDGETS
+    from dpclaims.claims.checks.dpsep_thm41 import check_thm41_study
 
     verdicts, sections = check_thm41_study(BUDGETS["smoke"], 0, tmp_path)
     ids = {v.claim.id for v in verdicts}

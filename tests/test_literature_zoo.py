@@ -24,20 +24,20 @@ from dpclaims.audits import (
     candidate_pairs,
     select_pair,
 )
-from dpclaims.cli import main
-from dpclaims.mechanisms import STATDP_PATTERNS, ZOO, answers_pair, statdp_pairs
-from dpclaims.property_tests.strategies import (
-    domain_records,
-    draw_examples,
-    neighbouring_datasets,
-)
-from dpclaims.reports.variant import (
+from dpclaims.claims.checks.variant import (
     EXIT_NOT_CHECKED,
     EXIT_OK,
     EXIT_REFUTED,
     VariantBudget,
     check_variant,
     exit_code,
+)
+from dpclaims.cli import main
+from dpclaims.mechanisms import STATDP_PATTERNS, ZOO, answers_pair, statdp_pairs
+from dpclaims.property_tests.strategies import (
+    domain_records,
+    draw_examples,
+    neighbouring_datasets,
 )
 
 # A reduced budget: every zoo verdict below was seen to hold at seed 0; a correct
@@ -306,7 +306,7 @@ def test_pure_dp_claims_are_refuted_only_by_the_exact_composition():
         def release(self, data, rng, n):
             return np.sum(data) + rng.laplace(0.0, 1.0, (n, 1))
 
-    from dpclaims.reports.variant import check_accounting_claim
+    from dpclaims.claims.checks.variant import check_accounting_claim
     assert check_accounting_claim(Claimed(1.0), 0).verdict == "holds"
     v = check_accounting_claim(Claimed(0.5), 0)
     assert v.verdict == "refuted" and PURE_DP_ACCOUNTANT in v.sentence

@@ -11,8 +11,8 @@ import dp_accounting
 import pytest
 
 from dpclaims.analysis.accounting import KINDS
-from dpclaims.reports.dpsep import honest_epsilon
-from dpclaims.reports.privacy_numbers import (
+from dpclaims.claims.checks.dpsep import honest_epsilon
+from dpclaims.claims.checks.privacy_numbers import (
     RTOL,
     catalogue,
     check_reported,

@@ -1,4 +1,4 @@
-"""`dpclaims check CLAIMS.toml` (dpclaims.reports.user_claims): a user's own paper."""
+"""`dpclaims check CLAIMS.toml` (dpclaims.claims.checks.user_claims): a user's own paper."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from dpclaims.claims import InputError
+from dpclaims.claims.checks.user_claims import load_claims_file, privacy_entry
 from dpclaims.cli import main
-from dpclaims.reports.user_claims import load_claims_file, privacy_entry
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "claims"
 

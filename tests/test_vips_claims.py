@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpclaims.reports.vips import (
+from dpclaims.claims.checks.vips import (
     check_log_moment,
     exact_log_moment,
     printed_log_moment,
@@ -37,7 +37,7 @@ def test_log_moment_verdicts_by_reading():
 def test_every_vips_claim_is_quoted_exactly():
     from pathlib import Path
 
-    from dpclaims.reports.vips import CLAIMS
+    from dpclaims.claims.checks.vips import CLAIMS
 
     paper = Path(__file__).resolve().parents[2] / "shared" / "papers" / "vips.txt"
     if not paper.is_file():
@@ -48,7 +48,7 @@ def test_every_vips_claim_is_quoted_exactly():
 
 
 def test_blr_audit_uses_the_papers_claim_and_cannot_refute():
-    from dpclaims.reports.vips import audit_blr_step
+    from dpclaims.claims.checks.vips import audit_blr_step
 
     step, pair, res, exact = audit_blr_step(20_000, 0)
     # the paper's reading: one Gaussian of multiplier sigma per step

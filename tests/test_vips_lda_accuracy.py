@@ -1,4 +1,4 @@
-"""Tests of the VIPS LDA accuracy checks (dpclaims.reports.vips_lda_accuracy)."""
+"""Tests of the VIPS LDA accuracy checks (dpclaims.claims.checks.vips_lda_accuracy)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,18 @@ import numpy as np
 import pytest
 
 from dpclaims.analysis.accounting import Sampling, account, calibrate_noise_multiplier
+from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.claims import VERDICTS, InputError
-from dpclaims.reports.vips_lda_accuracy import (
+from dpclaims.claims.checks.vips_lda_accuracy import (
     BUDGETS,
     CLAIMS,
     FIGURE,
     check_lda_accuracy,
-    classic_gaussian_multiplier,
     lda_verdict,
-    min_pairs,
     paired_decision,
+)
+from dpclaims.experiments.vips_lda import (
+    classic_gaussian_multiplier,
     strong_composition_step,
     strong_composition_total,
 )

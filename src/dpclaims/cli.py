@@ -90,10 +90,10 @@ def audit(paper, budget, seed, out_dir, data_dir):
 
 def _run_papers(paper, budget, seed, out_dir, data_dir, tick):
     """Run one paper's checks, or all of them (``paper == "all"``), merged into one report."""
-    from dpclaims.reports.dpsep import run_dpsep_audit
-    from dpclaims.reports.dpvim import run_dpvim_audit
-    from dpclaims.reports.privacy_numbers import run_accounting_audit
-    from dpclaims.reports.vips import run_vips_audit
+    from dpclaims.claims.checks.dpsep import run_dpsep_audit
+    from dpclaims.claims.checks.dpvim import run_dpvim_audit
+    from dpclaims.claims.checks.privacy_numbers import run_accounting_audit
+    from dpclaims.claims.checks.vips import run_vips_audit
 
     runners = {
         "dpsep": lambda: run_dpsep_audit(budget, seed, out_dir, data_dir, tick),
@@ -118,7 +118,7 @@ def _run_papers(paper, budget, seed, out_dir, data_dir, tick):
 
 def _smoke_entries():
     """The smoke budget's accounting catalogue: the first entry of each paper."""
-    from dpclaims.reports.privacy_numbers import catalogue
+    from dpclaims.claims.checks.privacy_numbers import catalogue
 
     first = {}
     for e in catalogue():
@@ -332,7 +332,7 @@ def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, 
                   out_dir):
     """Check a mechanism (or a factory returning one): property test of its sensitivity,
     accounting of its dp_event, empirical audit on a searched neighbouring pair."""
-    from dpclaims.reports.variant import check_variant, load_variant
+    from dpclaims.claims.checks.variant import check_variant, load_variant
 
     budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha,
                      workers=workers, selection_trials=selection_trials, score=score)
@@ -348,7 +348,7 @@ def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, 
 
 def _budget(seed, **kwargs):
     """The VariantBudget of a check command; bad options are usage errors (exit 2)."""
-    from dpclaims.reports.variant import VariantBudget
+    from dpclaims.claims.checks.variant import VariantBudget
 
     if seed < 0:
         raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
@@ -362,8 +362,8 @@ def _run_check(work, seed, out_dir, run_extra):
     """Run ``work(tick) -> (title, name, verdicts, sections, meta)`` with a progress line,
     write the report, print the headline table and exit with the headlines' code."""
     from dpclaims.claims import InputError
+    from dpclaims.claims.checks.variant import exit_code
     from dpclaims.reports.render import write_report
-    from dpclaims.reports.variant import exit_code
 
     t0 = time.perf_counter()
     console = Console(stderr=True)
@@ -402,7 +402,7 @@ def check(claims_file, n_trials, max_examples, alpha, seed, out_dir):
     """Check a paper's claims stated in a TOML file: reported privacy numbers (recomputed
     by every accountant, under the paper's and the real sampling), sensitivities
     (property test over a record domain), mechanisms (empirical audit)."""
-    from dpclaims.reports.user_claims import check_claims_file
+    from dpclaims.claims.checks.user_claims import check_claims_file
 
     budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha)
 

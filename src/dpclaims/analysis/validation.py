@@ -11,6 +11,12 @@ import math
 import numpy as np
 
 
+class InputError(ValueError):
+    """Bad user input (budget, data folder or file, a variant that is not a mechanism):
+    the CLI exits 2 on it, with the message. Defined here, the lowest layer, so that
+    experiment runners can raise it; :mod:`dpclaims.claims` re-exports it."""
+
+
 def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float; raise ValueError unless it is finite and > 0."""
     value = _as_float(epsilon, name)

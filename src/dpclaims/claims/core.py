@@ -26,12 +26,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from dpclaims.analysis.validation import InputError  # noqa: F401  (re-exported)
+
 VERDICTS = ("holds", "refuted", "inconclusive", "not-checkable")
 
 
 # Readings that are not the paper's, as they appear in reading names: the suite's own
 # corrections (DP-SEP's noise recalibrated to the true sensitivity of SEP's update,
-# algorithms.sep; the honest accounting of a shuffled pass, reports.dpsep_bnn.HONEST_SIGMA)
+# algorithms.sep; the honest accounting of a shuffled pass, experiments.dpsep_bnn.HONEST_SIGMA)
 # and a threat model stronger than the paper's (the order of a shuffled pass released
 # to the adversary: exact composition there, only an upper bound for the hidden
 # shuffle the papers' algorithms perform).
@@ -45,10 +47,6 @@ def is_text_reading(reading: str) -> bool:
     every other reading (the paper's text or a reading it admits)."""
     return not any(c in reading for c in CORRECTED_READINGS)
 
-
-class InputError(ValueError):
-    """Bad user input (budget, data folder or file, a variant that is not a mechanism):
-    the CLI exits 2 on it, with the message."""
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,19 @@
 DESIGN.md's arrows are the only import directions. Every ``dpclaims`` module is
 given a layer by its package:
 
-====  ==========================================================
-0     ``dpclaims.analysis``
-1     ``dpclaims.algorithms``
-2     ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
-3     ``dpclaims.claims``
-4     ``dpclaims.reports``
-5     ``dpclaims.cli``
-====  ==========================================================
+======  ==============================================================
+0       ``dpclaims.analysis``
+1       ``dpclaims.algorithms``
+2       ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
+3       ``dpclaims.experiments`` (runners: numbers and figures, no verdicts)
+4       ``dpclaims.claims`` (``core``, ``headline``: the vocabulary and the rule)
+4.1     ``dpclaims.claims.catalogues`` (each paper's claims as data)
+4.2     ``dpclaims.claims.checks`` (claims and a budget -> verdicts)
+5       ``dpclaims.reports`` (rendering only)
+6       ``dpclaims.cli``
+======  ==============================================================
 
+A module's layer is that of the longest dotted prefix in :data:`LAYERS`.
 (``dpclaims`` itself and ``dpclaims.devtools`` import nothing of the project's layers.)
 Every import statement of every module, at module level or inside a function, is
 read with :mod:`ast` (nothing is imported or run). The check fails on an import of
@@ -27,7 +31,8 @@ import sys
 from pathlib import Path
 
 LAYERS = {"analysis": 0, "algorithms": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
-          "claims": 3, "reports": 4, "cli": 5}
+          "experiments": 3, "claims": 4, "claims.catalogues": 4.1, "claims.checks": 4.2,
+          "reports": 5, "cli": 6}
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -39,10 +44,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def layer(module: str) -> int | None:
+def layer(module: str) -> float | None:
     """The layer of a ``dpclaims`` module, or None (the package root, devtools)."""
-    parts = module.split(".")
-    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+    parts = module.split(".")[1:]
+    for k in range(len(parts), 0, -1):
+        key = ".".join(parts[:k])
+        if key in LAYERS:
+            return LAYERS[key]
+    return None
 
 
 def imports_of(path: Path, module: str) -> set[str]:

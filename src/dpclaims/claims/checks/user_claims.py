@@ -18,17 +18,17 @@ given, checked by the same code as the three papers' catalogues:
     ``without-replacement``, ``shuffle``, ``fixed-order``, ``none``),
     ``real_sampling`` (what the implementation does; default ``sampling``),
     ``accounting`` (the paper's words for its accountant), ``reported_epsilon``.
-    Checked by :func:`~dpclaims.reports.privacy_numbers.check_reported` (every
+    Checked by :func:`~dpclaims.claims.checks.privacy_numbers.check_reported` (every
     accountant side by side; refuted only by a near-exact number).
 ``[[sensitivity]]`` a claimed sensitivity
     ``query = "module:function"`` (or ``"file.py:function"``), ``value``, ``norm``
     (1, 2 or "inf"), ``relation`` and a record ``domain`` (``{kind = "box", low,
     high, shape}``, ``{kind = "ball", radius, norm, shape}`` or ``{kind = "finite",
     records}``); a hypothesis property test over neighbouring datasets drawn from
-    the domain (:func:`~dpclaims.reports.variant.check_sensitivity_claim`).
+    the domain (:func:`~dpclaims.claims.checks.variant.check_sensitivity_claim`).
 ``[[audit]]`` a mechanism's privacy claim
     ``mechanism = "module:object"``: the empirical audit of ``check-variant``
-    (:func:`~dpclaims.reports.variant.check_audit_claim`) on a searched pair.
+    (:func:`~dpclaims.claims.checks.variant.check_audit_claim`) on a searched pair.
 
 Every entry needs ``id``, ``location`` and ``statement`` (the paper's words,
 quoted exactly). An unknown key, a missing one or a value of the wrong type is
@@ -48,9 +48,9 @@ from dpclaims.analysis.domains import Ball, Box, FiniteSet
 from dpclaims.analysis.validation import check_count, check_positive
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.claims import Claim, InputError, Verdict
-from dpclaims.reports.privacy_numbers import check_reported
-from dpclaims.reports.reported_privacy import ReportedPrivacy
-from dpclaims.reports.variant import (
+from dpclaims.claims.catalogues.reported_privacy import ReportedPrivacy
+from dpclaims.claims.checks.privacy_numbers import check_reported
+from dpclaims.claims.checks.variant import (
     VariantBudget,
     check_audit_claim,
     check_sensitivity_claim,

@@ -1,7 +1,7 @@
 """Every privacy number the papers report, recomputed side by side (the claims catalogue).
 
-Each :class:`~dpclaims.reports.reported_privacy.ReportedPrivacy` entry (VIPS and
-DPVIm in :mod:`dpclaims.reports.reported_privacy`, DP-SEP in :data:`DPSEP_REPORTED`)
+Each :class:`~dpclaims.claims.catalogues.reported_privacy.ReportedPrivacy` entry (VIPS and
+DPVIm in :mod:`dpclaims.claims.catalogues.reported_privacy`, DP-SEP in :data:`DPSEP_REPORTED`)
 becomes a claim checked by :func:`check_reported`:
 
 1. **The paper's accounting.** For every combination of the stated (or, where
@@ -46,7 +46,7 @@ import itertools
 
 from dpclaims.analysis import accounting as acc
 from dpclaims.claims import Claim, Verdict
-from dpclaims.reports.reported_privacy import REPORTED, ReportedPrivacy
+from dpclaims.claims.catalogues.reported_privacy import REPORTED, ReportedPrivacy
 
 RTOL = 0.05
 NEAR_EXACT = ("analytic-gaussian", "dp_accounting-pld")
@@ -66,7 +66,7 @@ _DPSEP_LOCATION = {"mog": "Sec. 6.1, Fig. 1 caption (N = 1000, 100 iterations)",
 
 
 def _dpsep_entries() -> tuple[ReportedPrivacy, ...]:
-    from dpclaims.reports.dpsep_catalogue import PAPER_SETTINGS
+    from dpclaims.claims.catalogues.dpsep import PAPER_SETTINGS
 
     out = []
     for name, n, t, eps in PAPER_SETTINGS:

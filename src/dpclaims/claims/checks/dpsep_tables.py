@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpclaims.analysis.paired_tests import min_pairs, sign_test
 from dpclaims.claims import Claim, Verdict
-from dpclaims.reports.vips_lda_accuracy import min_pairs, sign_test
 
 PAPERS = {
     "v0": "DP-SEP v0 (dpsep_full_v0.txt)",

@@ -18,7 +18,7 @@ checked against the reference implementation :mod:`dpclaims.algorithms.dpvi`:
 ``dpvim/adult-steps``            App. F's step count, arithmetic.
 
 The experiments (OU scaling, iterate averaging, coverage, Adult, audit) are in
-:mod:`dpclaims.reports.dpvim_experiments`.
+:mod:`dpclaims.claims.checks.dpvim_experiments`.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from dpclaims.algorithms.dpvi import (
     fisher_blocks,
 )
 from dpclaims.claims import CheckTimer, Claim, Verdict
+from dpclaims.claims.catalogues.reported_privacy import DPVIM_PAPER
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.reports.reported_privacy import DPVIM_PAPER
 
 PAPER = DPVIM_PAPER  # one spelling, shared with the accounting catalogue
 
@@ -648,17 +648,15 @@ def run_dpvim_audit(budget_name: str, seed: int, tick=lambda name: None, *, data
     """
 
     from dpclaims.claims import InputError
-    from dpclaims.reports.dpvim_audit import check_empirical_audit
-    from dpclaims.reports.dpvim_experiments import (
+    from dpclaims.claims.checks.dpvim_audit import check_empirical_audit
+    from dpclaims.claims.checks.dpvim_experiments import (
         check_adult,
         check_averaging,
         check_coverage,
         check_ou_scaling,
-        run_adult,
-        run_coverage,
-        run_scaling,
     )
-    from dpclaims.reports.privacy_numbers import catalogue, check_catalogue
+    from dpclaims.claims.checks.privacy_numbers import catalogue, check_catalogue
+    from dpclaims.experiments.dpvim import run_adult, run_coverage, run_scaling
 
     if budget_name not in BUDGETS:
         raise InputError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")

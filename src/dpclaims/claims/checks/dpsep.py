@@ -34,21 +34,22 @@ from dpclaims.analysis.kl_tail_bound import kl_tail_study
 from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.claims import CheckTimer, InputError, Verdict
-from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.property_tests.strategies import dpsep_step_examples
-from dpclaims.reports.dpsep_catalogue import (  # noqa: F401  (re-exported)
-    _ALL_UCI,
+from dpclaims.claims.catalogues.dpsep import (
     BUDGETS,
-    CALIBRATION_READINGS,
     CLAIMS,
     DELTA,
     PAPER,
     PAPER_SETTINGS,
     Budget,
+)
+from dpclaims.experiments.dpsep_calibration import (
+    CALIBRATION_READINGS,
     _calibration_sampling,
     honest_epsilon,
     paper_sigma,
 )
+from dpclaims.property_tests.sensitivity import check_sensitivity
+from dpclaims.property_tests.strategies import dpsep_step_examples
 
 
 # --------------------------------------------------------------------------- Prop. 1
@@ -507,8 +508,8 @@ def check_mog(budget: Budget, seed: int, out_dir: Path):
     the honest σ (as-printed and sep-invariant-recalibrated). Returns (verdicts,
     sections, results).
     """
-    from dpclaims.reports.dpsep_mog import run_mog_experiment
-    from dpclaims.reports.dpsep_tables import mog_statement_verdicts
+    from dpclaims.claims.checks.dpsep_tables import mog_statement_verdicts
+    from dpclaims.experiments.dpsep_mog import run_mog_experiment
 
     n, t = 1000, budget.mog_epochs
     accountings = {
@@ -585,9 +586,9 @@ def run_dpsep_audit(budget_name: str, seed: int, out_dir, data_dir=None, progres
     Raises InputError (a ValueError) for an unknown budget, or a missing or malformed
     data folder or file; any other exception is a bug, not bad input.
     """
-    from dpclaims.reports.dpsep_bnn import check_bnn
-    from dpclaims.reports.dpsep_tables import paper_tables_section, table_consistency_verdicts
-    from dpclaims.reports.dpsep_thm41 import check_thm41_study
+    from dpclaims.claims.checks.dpsep_bnn import check_bnn
+    from dpclaims.claims.checks.dpsep_tables import paper_tables_section, table_consistency_verdicts
+    from dpclaims.claims.checks.dpsep_thm41 import check_thm41_study
 
     if budget_name not in BUDGETS:
         raise InputError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")

@@ -47,7 +47,7 @@ METRIC_KEYS = ("fnorm_mean", "fnorm_cov", "fnorm_avg", "kl_nearest", "kl_hungari
 
 
 def _paper_sigma_for(n_records: int, epochs: int, delta: float):
-    from dpclaims.reports.dpsep_catalogue import paper_sigma
+    from dpclaims.experiments.dpsep_calibration import paper_sigma
 
     def sigma_for(epsilon: float) -> float:
         return paper_sigma(PAPER_CALIBRATION, n_records, epochs, epsilon, delta)
@@ -106,7 +106,7 @@ def run_mog_experiment(*, dim: int = 2, epochs: int = 100, n_runs: int = 5,
         Where ``mog_posteriors_d{dim}.png`` and ``mog_metrics_d{dim}.png`` go (None: no
         figures).
     sigma_for : callable(epsilon) -> noise multiplier, optional
-        Default: the paper's calibration, ``dpclaims.reports.dpsep.paper_sigma(
+        Default: the paper's calibration, ``dpclaims.claims.checks.dpsep.paper_sigma(
         "paper:wor(q=1/N)x(T*N)", N, epochs, epsilon, delta)``.
     readings : sequence of DPSEPParams readings for DP-SEP (clipped SEP uses those
         among them that differ without noise: "as-printed", "sep-invariant").

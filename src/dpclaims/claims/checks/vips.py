@@ -28,12 +28,12 @@ from dpclaims.audits.mechanism import (
 )
 from dpclaims.audits.vips import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
 from dpclaims.claims import CheckTimer, Claim, InputError, Verdict
+from dpclaims.claims.checks.privacy_numbers import catalogue, check_catalogue
+from dpclaims.claims.checks.vips_blr_sbn_accuracy import BUDGETS as BLR_SBN_BUDGETS
+from dpclaims.claims.checks.vips_blr_sbn_accuracy import check_blr_accuracy, check_sbn_accuracy
+from dpclaims.claims.checks.vips_lda_accuracy import BUDGETS as LDA_BUDGETS
+from dpclaims.claims.checks.vips_lda_accuracy import check_lda_accuracy
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.reports.privacy_numbers import catalogue, check_catalogue
-from dpclaims.reports.vips_blr_sbn_accuracy import BUDGETS as BLR_SBN_BUDGETS
-from dpclaims.reports.vips_blr_sbn_accuracy import check_blr_accuracy, check_sbn_accuracy
-from dpclaims.reports.vips_lda_accuracy import BUDGETS as LDA_BUDGETS
-from dpclaims.reports.vips_lda_accuracy import check_lda_accuracy
 
 PAPER = "VIPS (vips.txt)"
 
