@@ -7,7 +7,7 @@ given a layer by its package:
 0     ``dpclaims.analysis``
 1     ``dpclaims.algorithms``
 2     ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
-3     ``dpclaims.claims``
+3     ``dpclaims.claims``, ``dpclaims.testing``, ``dpclaims.pytest_plugin``
 4     ``dpclaims.reports``
 5     ``dpclaims.cli``
 ====  ==========================================================
@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 LAYERS = {"analysis": 0, "algorithms": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
-          "claims": 3, "reports": 4, "cli": 5}
+          "claims": 3, "testing": 3, "pytest_plugin": 3, "reports": 4, "cli": 5}
 ROOT = Path(__file__).resolve().parents[1]
 
 
