@@ -34,25 +34,25 @@ base seed and k: every run of a test draws the same outputs, so a test passes or
 fails the same way each time (a flaky privacy test would be noise), and different
 tests draw independent ones. The seed is in every outcome and failure message.
 
-Options (command line, or the ini file: ``[tool.pytest.ini_options]`` /
-``pytest.ini``; the command line wins)
--------------------------------------------------------------------------------
-==============================  =========================  ========  =====================
-command line                    ini key                    default   meaning
-==============================  =========================  ========  =====================
-``--dpclaims-trials``           ``dpclaims_trials``        20000     outputs per dataset of
-                                                                     the audit
-``--dpclaims-selection-trials`` ``dpclaims_selection_``    2000      pilot outputs per
-                                ``trials``                           candidate pair
-``--dpclaims-alpha``            ``dpclaims_alpha``         0.05      the certificate's
-                                                                     significance
-``--dpclaims-max-examples``     ``dpclaims_max_examples``  100       hypothesis examples of
-                                                                     the sensitivity test
-``--dpclaims-random-pairs``     ``dpclaims_random_pairs``  8         pairs drawn from a
-                                                                     record domain
-``--dpclaims-workers``          ``dpclaims_workers``       1         processes per audit
-``--dpclaims-seed``             ``dpclaims_seed``          0         the base seed
-==============================  =========================  ========  =====================
+Options
+-------
+Each is a command-line option and an ini key (``[tool.pytest.ini_options]`` in
+pyproject.toml, or pytest.ini); the command line wins.
+
+``--dpclaims-trials``, ``dpclaims_trials`` (default 20000)
+    Outputs per dataset of each audit.
+``--dpclaims-selection-trials``, ``dpclaims_selection_trials`` (default 2000)
+    Pilot outputs per dataset and candidate pair when a pair is searched.
+``--dpclaims-alpha``, ``dpclaims_alpha`` (default 0.05)
+    Significance of the audit's certificate.
+``--dpclaims-max-examples``, ``dpclaims_max_examples`` (default 100)
+    Hypothesis examples of the sensitivity property test.
+``--dpclaims-random-pairs``, ``dpclaims_random_pairs`` (default 8)
+    Pairs drawn at random from a record domain for the pair search.
+``--dpclaims-workers``, ``dpclaims_workers`` (default 1)
+    Processes for an audit's trial blocks (results do not depend on it).
+``--dpclaims-seed``, ``dpclaims_seed`` (default 0)
+    The base seed.
 """
 
 from __future__ import annotations
