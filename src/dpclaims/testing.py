@@ -27,7 +27,7 @@ one import suffices:
   ``replace_one``, ``add_one``, ``remove_one``.
 
 The checks are those of ``dpclaims check-variant``
-(:mod:`dpclaims.reports.variant`), built from the same library functions: the
+(``dpclaims.reports.variant``), built from the same library functions: the
 pair search :func:`~dpclaims.audits.search.candidate_pairs` and
 :func:`~dpclaims.audits.search.select_pair`, the audit
 :func:`~dpclaims.audits.core.audit` (a Clopper-Pearson certificate: an epsilon
@@ -421,8 +421,8 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
         number read as the L2 sensitivity).
     where : Box, Ball, FiniteSet, hypothesis strategy or None
         Where the pairs come from. A strategy: it draws pairs ``(d0, d1)`` itself
-        (e.g. :func:`neighbouring_datasets`). A record domain, or None for the
-        mechanism's own: records drawn from it
+        (e.g. :func:`~dpclaims.property_tests.strategies.neighbouring_datasets`). A
+        record domain, or None for the mechanism's own: records drawn from it
         (:func:`~dpclaims.property_tests.strategies.domain_records`), or from the
         mechanism's ``records`` strategy or ``candidates`` (default: the records of
         its ``data``); the pairs are built around the mechanism's ``data`` when it
