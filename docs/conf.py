@@ -30,6 +30,9 @@ napoleon_use_rtype = False
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+# Types from annotations only where a parameter is documented (a dataclass documents
+# its fields as Attributes; an added "Parameters" list would repeat them).
+autodoc_typehints_description_target = "documented"
 autodoc_typehints_format = "short"
 
 # Option names such as --relation stay as typed (no en dashes).
