@@ -25,6 +25,18 @@ audit: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
+## Build the API reference from the docstrings (Sphinx, docs/) into docs/_build/html;
+## every warning is an error (-W), all of them reported (--keep-going), fresh each time (-E).
+.PHONY: docs
+DOCS_STAMP := $(VENV)/.installed-docs
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test,docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/sphinx-build -W --keep-going -E -q -b html docs docs/_build/html
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 

@@ -34,12 +34,11 @@ in PBP in other comparison method such as ... a scalable VI method ... [Graves, 
 
 ELBO and its gradient estimators (``estimator``)
 ------------------------------------------------
-L(q) = sum_n E_q[log p(y_n | x_n, w, γ)] - KL(q(w) || p(w | λ)) (averaged over q(λ))
-       - KL(q(λ) || p(λ)) - KL(q(γ) || p(γ)),
-estimated on a minibatch of B records by scaling the data term by N / B and drawing
-``n_mc`` weight samples w = m + sqrt(v) * eps per run per step (one sample shared by
-the minibatch, as in Graves 2011 and Blundell et al. 2015). The optimised parameters
-are (m, rho = log v).
+L(q) = sum_n E_q[log p(y_n | x_n, w, γ)] - KL(q(w) || p(w | λ)) (averaged over q(λ)) -
+KL(q(λ) || p(λ)) - KL(q(γ) || p(γ)), estimated on a minibatch of B records by scaling
+the data term by N / B and drawing ``n_mc`` weight samples w = m + sqrt(v) * eps per
+run per step (one sample shared by the minibatch, as in Graves 2011 and Blundell et
+al. 2015). The optimised parameters are (m, rho = log v).
 
 ``"graves"`` (default): Graves (2011), Sec. 3 and 5 (diagonal Gaussian posterior). The
   mean gradient is the Monte Carlo average of the ordinary backprop gradient at the
@@ -50,6 +49,7 @@ are (m, rho = log v).
   grad_v L^E ~ (1/2S) sum_k sum_{(x,y)} [grad_w L^N(w^k, x, y)]^2. This is biased
   (it is not the gradient of any fixed-noise objective) and is what Graves' paper
   describes; it is the reading of "the scalable VI method described in [Graves, 2011]".
+
 ``"reparameterization"``: the unbiased reparameterisation estimator (Blundell et al.
   2015, "Weight Uncertainty in Neural Networks", Sec. 3.1): the exact gradient of the
   single-draw ELBO estimate with the noise eps held fixed (grad_rho = g * eps * sqrt(v)/2).
@@ -62,9 +62,11 @@ Hyper-parameters
   factor; given q(w) its optimal q(λ) is closed form, αλ = 6 + W/2,
   βλ = 6 + (1/2) sum_i (m_i^2 + v_i), and is set at every step (exact coordinate
   ascent; W = H(d+1) + H + 1 weights). E_q[λ] enters the KL gradient.
+
 ``prior="graves"``: Graves' adaptive Gaussian prior N(mu_p, sigma_p^2) shared by all
   weights, with the empirical-Bayes optimum of Graves (2011) Sec. 5,
   mu_p = mean_i m_i, sigma_p^2 = mean_i [v_i + (m_i - mu_p)^2], recomputed every step.
+
 ``prior=<float>``: a fixed prior precision λ, N(0, 1/λ).
 
 ``noise="gamma"`` (default): q(γ) = Gam(αγ, βγ) as in PBP. Its optimal value given q(w)
@@ -74,6 +76,7 @@ Hyper-parameters
   βγ_hat the minibatch estimate (N/B scaling, the same weight samples) and
   r_t = max(``noise_step``, 1/(t+1)). The likelihood uses E[γ] = αγ/βγ and
   E[log γ] = digamma(αγ) - log βγ.
+
 ``noise="point"``: a point estimate of γ, the mode (αγ - 1)/βγ of the same
   Gamma (i.e. a MAP-II estimate under the Gam(6, 6) prior); the ELBO then carries
   log Gam(γ | 6, 6) in place of -KL(q(γ) || p(γ)).

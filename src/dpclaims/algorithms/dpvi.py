@@ -22,16 +22,21 @@ compare its finite differences with these closed forms.
 
 Variants (Sec. 3.1.1), one DP-SGD step each; C = ``clip``, sigma_DP = ``noise_multiplier``:
 
-``vanilla``       clip (g_m,x, g_s,x) jointly to C, sum, add N(0, sigma_DP^2 C^2 I).
-``aligned``       Algorithm 1: release only g~_m = sum clip(g_m,x) + sigma_DP C psi; then
-                  g~_s = eta T'(s_q) g~_m + (B/N) grad_s H(q)  (eq. 11, post-processing).
-``preconditioned`` eq. (17): (g_m,x, g_s,x / T'(s_q)) clipped jointly and noised.
-``natural``       eqs. (15), (16): per-example natural gradients (I_m^{-1} g_m,x,
-                  I_s^{-1} g_s,x) clipped jointly and noised.
-``aligned-natural`` Algorithm 2: release g~_m^nat = sum clip(I_m^{-1} g_m,x) + sigma_DP C
-                  psi; g~_s^nat = I_s^{-1}(eta T' I_m g~_m^nat + (B/N) grad_s H).
-``full-rank-vanilla`` / ``full-rank-aligned``: eq. (20) with g~_a = J_a(L eta) g~_m +
-                  (B/N) grad_a H for the aligned one.
+``vanilla``
+    clip (g_m,x, g_s,x) jointly to C, sum, add N(0, sigma_DP^2 C^2 I).
+``aligned``
+    Algorithm 1: release only g~_m = sum clip(g_m,x) + sigma_DP C psi; then
+    g~_s = eta T'(s_q) g~_m + (B/N) grad_s H(q)  (eq. 11, post-processing).
+``preconditioned``
+    eq. (17): (g_m,x, g_s,x / T'(s_q)) clipped jointly and noised.
+``natural``
+    eqs. (15), (16): per-example natural gradients (I_m^{-1} g_m,x,
+    I_s^{-1} g_s,x) clipped jointly and noised.
+``aligned-natural``
+    Algorithm 2: release g~_m^nat = sum clip(I_m^{-1} g_m,x) + sigma_DP C
+    psi; g~_s^nat = I_s^{-1}(eta T' I_m g~_m^nat + (B/N) grad_s H).
+``full-rank-vanilla`` / ``full-rank-aligned``
+    eq. (20) with g~_a = J_a(L eta) g~_m + (B/N) grad_a H for the aligned one.
 
 Readings the paper leaves open (each is an option, reported where a verdict rests on it):
 
@@ -564,9 +569,15 @@ class DPVIConfig:
 class DPVIResult:
     """Output of :func:`run_dpvi`.
 
-    trace : (K, R, P) the parameter iterates xi at ``trace_steps`` (K of them); the
-        first row is the initial value (step 0). final : (R, P) the last iterate.
-    clip_fraction : (R,) share of clipped per-example gradients over the run.
+    Attributes
+    ----------
+    trace : (K, R, P)
+        The parameter iterates xi at ``trace_steps`` (K of them); the first row is
+        the initial value (step 0).
+    final : (R, P)
+        The last iterate.
+    clip_fraction : (R,)
+        Share of clipped per-example gradients over the run.
     """
 
     config: DPVIConfig

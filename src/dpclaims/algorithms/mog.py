@@ -50,7 +50,7 @@ The prior's norm (a finding about the paper's setting)
 Alg. 3 requires "Initial natural parameters (bounded by C)" and Sec. 3 says "We clip the
 natural parameters to have the desired norm". The prior N(m, I) on each of J means in
 R^d has theta_0 = [m, upper triangle of I] per component, so ||theta_0|| =
-sqrt(J (d + |m|^2)) = sqrt(J d) at m = 0: 2.83 for d = 2 and 4 for d = 4, both above the
+sqrt(J (d + ||m||^2)) = sqrt(J d) at m = 0: 2.83 for d = 2 and 4 for d = 4, both above the
 paper's C = 1. Algorithm 3 therefore cannot be run as stated with the stated prior and
 C. ``prior_norm`` makes the choice explicit:
 
@@ -503,7 +503,7 @@ def run_mog_sep_batch(x, model: MoGModel, settings, *, epochs: int, n_trials: in
     init_means : "random", None or array
         Initial site (:func:`initial_site`); "random" draws per trial from ``rng``.
         Alg. 3 requires ||theta_f|| <= C at the start: the initial site is clipped to C
-        (its norm is |m_init - m| / (v N), far below C at the paper's sizes).
+        (its norm is ||m_init - m|| / (v N), far below C at the paper's sizes).
 
     Returns
     -------
@@ -992,8 +992,8 @@ def mog_metrics(est_means, est_covs, truth_means, truth_covs) -> dict:
 def default_data_radius(model: MoGModel, quantile: float = 0.999) -> float:
     """A data-independent radius for DP-EM's record clipping: the prior-predictive quantile.
 
-    Under the model x = mu + s z with mu ~ N(m 1, v I) and m = 0, |x|^2 / (v + s^2) is
-    chi^2_d, so R = sqrt((v + s^2) chi2.ppf(quantile, d)) (+ |m| sqrt(d)). It uses only
+    Under the model x = mu + s z with mu ~ N(m 1, v I) and m = 0, ||x||^2 / (v + s^2) is
+    chi^2_d, so R = sqrt((v + s^2) chi2.ppf(quantile, d)) (+ abs(m) sqrt(d)). It uses only
     the model, never the data, so it costs no privacy.
     """
     return float(math.sqrt((model.prior_var + model.noise_std ** 2) * chi2.ppf(quantile,
@@ -1006,15 +1006,15 @@ def dp_em_sensitivity(reading: str, radius: float) -> float:
 
     The released vector is sum_n r_n ⊗ y_n with r_n in the simplex (E-step
     responsibilities) and y_n = (1, x_n) ("means-only": counts and sums) or
-    y_n = (1, x_n, vec(x_n x_n^T)) ("means-and-covariances"), |x_n| <= R. Replacing
+    y_n = (1, x_n, vec(x_n x_n^T)) ("means-and-covariances"), ||x_n|| <= R. Replacing
     record n changes it by r ⊗ y - r' ⊗ y', whose squared norm is
-    |r|^2|y|^2 + |r'|^2|y'|^2 - 2 (r.r')(y.y').
+    ||r||^2 ||y||^2 + ||r'||^2 ||y'||^2 - 2 (r.r')(y.y').
 
     - means-only: y.y' = 1 + x.x' >= 1 - R^2. For R <= 1 the maximum is at r ⊥ r'
       one-hot: 2(1 + R^2); for R > 1 at r = r' one-hot, x' = -x: 4R^2. Delta =
       sqrt(max(2(1 + R^2), 4 R^2)).
     - means-and-covariances: y.y' = 1 + t + t^2 > 0 (t = x.x'), so the maximum is at
-      r ⊥ r' one-hot with |x| = |x'| = R: Delta = sqrt(2 (1 + R^2 + R^4)).
+      r ⊥ r' one-hot with ||x|| = ||x'|| = R: Delta = sqrt(2 (1 + R^2 + R^4)).
     """
     r = check_positive(radius, "radius")
     if reading == "means-only":
@@ -1036,7 +1036,7 @@ class DPEMRun:
     trace_means : (n_trials, iterations + 1, J, d)
     noise_multiplier, noise_std, sensitivity : float
     n_clipped_records : int
-        Records with |x| > R scaled onto the sphere of radius R.
+        Records with ||x|| > R scaled onto the sphere of radius R.
     count_floorings, pd_projections : int
         Noisy counts raised to ``count_floor`` and covariances projected (all trials).
     """
@@ -1074,7 +1074,7 @@ def run_dp_em(x, model: MoGModel, *, iterations: int, n_trials: int = 1,
     component covariances are estimated, starting at v I).
 
     Privacy: neighbouring relation replace-one; records are first clipped to
-    |x_n| <= ``data_radius`` (x_n min(1, R/|x_n|); the number clipped is reported).
+    ||x_n|| <= ``data_radius`` (x_n min(1, R / ||x_n||); the number clipped is reported).
     Sensitivity Delta from :func:`dp_em_sensitivity`; sigma from
     :func:`dpclaims.analysis.accounting.composed_gaussian_sigma` so that the whole run
     of ``iterations`` releases is exactly (epsilon, delta)-DP (sqrt(T)/sigma-GDP). The

@@ -1,7 +1,7 @@
 """Probabilistic backpropagation (PBP) with ADF, EP, SEP, clipped SEP and DP-SEP sites.
 
 The model (DP-SEP v1 Sec. 6.2, eqs. 5-12; Hernandez-Lobato & Adams 2015, "PBP")
-------------------------------------------------------------------------------
+-------------------------------------------------------------------------------
 One hidden layer of ReLU units, linear output, every layer's input augmented with a
 constant 1 (bias) and pre-activations scaled by 1/sqrt(n_in), n_in = inputs incl. bias
 (PBP Sec. 3.2 / its code). Priors: w ~ N(0, lambda^{-1}) for every weight (v1 eqs. 8-9),

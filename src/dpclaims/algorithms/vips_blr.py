@@ -18,14 +18,14 @@ and the two expected sufficient statistics over a batch of S records are
 eq. 54, nu~ = [N s1 ; N s2 + <alpha> I] = [Sigma^{-1} mu ; Sigma^{-1}], only makes sense
 with one, which is what is implemented.)
 
-Privacy (Sec. 6.2). VIPS releases, every iteration,
+Privacy (Sec. 6.2). VIPS releases, every iteration::
 
     s1~ = s1 + Y,  Y_i iid N(0, sigma^2 Delta_s1^2)                            (eq. 56)
     s2~ = s2 + Z,  Z symmetric: upper triangle (diagonal included) iid
                    N(0, sigma^2 Delta_s2^2), copied to the lower one   (eq. 58, "Analyze Gauss")
 
-with the paper's bounds "Delta s1 ... <= max (2/N) |(y_n - 1/2)| |x_n|_2 <= 2/N" (eq. 57)
-and "Delta s2 = max (2/N) |<xi_n> vec(x_n x_n^T)|_2 <= 1/(2N)" (eq. 59), where with a
+with the paper's bounds "``Delta s1 ... <= max (2/N) |(y_n - 1/2)| |x_n|_2 <= 2/N``" (eq. 57)
+and "``Delta s2 = max (2/N) |<xi_n> vec(x_n x_n^T)|_2 <= 1/(2N)``" (eq. 59), where with a
 minibatch "the 1/N factor has to be changed to 1/S" (eq. 23). ``sensitivity_bound``
 selects them:
 
@@ -67,13 +67,13 @@ counted 1/2).
 
 References
 ----------
-.. [1] Park, Foulds, Chaudhuri, Welling, "Variational Bayes in private settings
-   (VIPS)", JAIR 2020, Secs. 2.5.4, 3.2, 5, 6 (eqs. 22-23, 43-59; Algorithms 4-5).
-.. [2] Polson, Scott, Windle, "Bayesian inference for logistic models using
-   Polya-Gamma latent variables", JASA 2013.
-.. [3] Dwork, Talwar, Thakurta, Zhang, "Analyze Gauss", STOC 2014.
-.. [4] Dong, Roth, Su, "Gaussian differential privacy", JRSS-B 2022 (composition).
-.. [5] MacKay, "The evidence framework applied to classification networks", 1992.
+- [1] Park, Foulds, Chaudhuri, Welling, "Variational Bayes in private settings
+  (VIPS)", JAIR 2020, Secs. 2.5.4, 3.2, 5, 6 (eqs. 22-23, 43-59; Algorithms 4-5).
+- [2] Polson, Scott, Windle, "Bayesian inference for logistic models using
+  Polya-Gamma latent variables", JASA 2013.
+- [3] Dwork, Talwar, Thakurta, Zhang, "Analyze Gauss", STOC 2014.
+- [4] Dong, Roth, Su, "Gaussian differential privacy", JRSS-B 2022 (composition).
+- [5] MacKay, "The evidence framework applied to classification networks", 1992.
 """
 
 from __future__ import annotations

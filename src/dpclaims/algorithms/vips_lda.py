@@ -222,7 +222,7 @@ def lda_expected_statistics(counts, lambda_, alpha: float, *, per_document: bool
     Raises
     ------
     ValueError
-        Bad counts (see :func:`as_count_matrix`), lambda_ not (K, V) with
+        Bad counts (see :func:`as_count_matrix`), ``lambda_`` not (K, V) with
         positive finite entries, a vocabulary mismatch, alpha <= 0, S = 0.
     """
     lam = _check_lambda(lambda_)
@@ -246,8 +246,8 @@ def lda_expected_statistics(counts, lambda_, alpha: float, *, per_document: bool
 def clip_document_statistics(per_document, clip_norm: float):
     """Project each per-document contribution onto the Frobenius ball of radius ``clip_norm``.
 
-    Eq. 29 / Algorithm 3: "if |s_bar^d| > aN/S then s_bar^d := (aN/S) s_bar^d /
-    |s_bar^d|", with |.| the Frobenius norm of the K x V matrix and clip_norm =
+    Eq. 29 / Algorithm 3: "``if |s_bar^d| > aN/S then s_bar^d := (aN/S) s_bar^d /
+    |s_bar^d|``", with ``|.|`` the Frobenius norm of the K x V matrix and clip_norm =
     a N / S. Contributions inside the ball are unchanged.
 
     Parameters
@@ -282,7 +282,7 @@ def resample_documents(counts, doc_length: int, rng: np.random.Generator) -> sp.
     "we preprocess all documents to have the same fixed length N. We accomplish
     this by sampling N words with replacement from each document's bag of
     words." Token j of document d is a uniform draw from d's tokens, i.e. row d
-    becomes Multinomial(N, n_d / |n_d|). All documents in one vectorised draw
+    becomes Multinomial(N, n_d / sum(n_d)). All documents in one vectorised draw
     (memory D x N integers). An empty document (no in-vocabulary token) stays
     empty, as in the authors' preprocessing script; its contribution is 0.
 
@@ -670,5 +670,5 @@ class VIPSLDARun:
 
     @property
     def topics(self) -> np.ndarray:
-        """E_q[beta] (K, V): rows of lambda_ normalised to sum 1."""
+        """E_q[beta] (K, V): rows of ``lambda_`` normalised to sum 1."""
         return self.lambda_ / self.lambda_.sum(axis=1, keepdims=True)

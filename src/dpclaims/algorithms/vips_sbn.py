@@ -341,7 +341,7 @@ def split_scaled(vector, sens: dict[str, float], n_visible: int,
                  n_hidden: int) -> dict[str, np.ndarray]:
     """Invert :func:`concatenate_scaled` on the last axis: chunk i times C_i, reshaped.
 
-    ``vector`` has shape (..., dim); each statistic gets shape (..., *its shape).
+    ``vector`` has shape (..., dim); each statistic gets shape ``(..., *its shape)``.
     """
     J, K = n_visible, n_hidden
     shapes = {"A": (K,), "B": (K,), "C": (J,), "D": (J,), "E": (J, K), "F": (J, K),

@@ -33,7 +33,7 @@ replace-one). ``shuffle`` / ``fixed-order``: each pass (epoch) touches each
 record exactly once, in batches that partition the data; this is *not*
 subsampling. ``none``: every step uses the whole dataset.
 
-Verified support (dp_accounting 0.6.0, autodp 0.2.3.1; AR = add-remove,
+Verified support (dp_accounting 0.6.0 [10]_, autodp 0.2.3.1; AR = add-remove,
 RO = replace-one; "Gaussian" = shuffle, fixed-order and none)::
 
     accountant           Poisson AR  Poisson RO  WOR AR  WOR RO  Gaussian AR  Gaussian RO

@@ -1,7 +1,7 @@
 r"""DP-SEP Theorem 4.1: the KL tail bound between the SEP and DP-SEP posteriors.
 
 The claim (DP-SEP v0, Sec. 4, Theorem 4.1; v1, Sec. 4 with proof in Appendix B.1)
-------------------------------------------------------------------------------
+---------------------------------------------------------------------------------
 "Denote the posterior distribution of DP-SEP (Algorithm 3) by
 $p := \mathcal{N}(\boldsymbol{\mu}_p, \Sigma_p)$. Denote the posterior distribution of
 SEP (Algorithm 2) by $q := \mathcal{N}(\boldsymbol{\mu}_q, \Sigma_q)$, where

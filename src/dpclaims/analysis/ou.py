@@ -206,7 +206,7 @@ def fit_ar1(trace, burn_in: int = 0, dt: float = 1.0) -> AR1Fit:
     -------
     AR1Fit
         Per-parameter arrays of shape (P,), or 0-d for a 1-D trace. A fit with
-        |φ| >= 1 is not an error: it is flagged ``stationary = False`` and its
+        abs(φ) >= 1 is not an error: it is flagged ``stationary = False`` and its
         stationary quantities are NaN.
 
     Raises
@@ -274,10 +274,10 @@ def fit_ar1(trace, burn_in: int = 0, dt: float = 1.0) -> AR1Fit:
 
 
 def ar1_var_of_mean_factor(phi: np.ndarray, n: int) -> np.ndarray:
-    """1 + 2 Σ_{k=1}^{n-1} (1 - k/n) φ^k for |φ| < 1, in closed form, elementwise.
+    """1 + 2 Σ_{k=1}^{n-1} (1 - k/n) φ^k for abs(φ) < 1, in closed form, elementwise.
 
     n Var(mean of n stationary AR(1) points) / Var(one point): the inverse of the
-    effective-sample-size fraction. ``phi`` (...,) with |phi| < 1 (not checked: callers
+    effective-sample-size fraction. ``phi`` (...,) with abs(phi) < 1 (not checked: callers
     pass stationary fits), n >= 1.
 
     Σ_{k=1}^{n-1} (1 - k/n) φ^k = φ/(1-φ) - φ(1-φ^n) / (n (1-φ)²).
@@ -401,7 +401,7 @@ def linreg_burnout(
     trace : array_like, shape (T,) or (T, P)
         Parameter iterates, time axis first; finite.
     slope_threshold : float
-        Threshold on |slope| (> 0), in parameter units. Default 0.05 (Sec. 4.3).
+        Threshold on abs(slope) (> 0), in parameter units. Default 0.05 (Sec. 4.3).
     candidates : array_like of int, optional
         Window lengths to try, each in [2, T]; sorted and deduplicated. Default
         :func:`default_burnout_candidates` (needs T >= :data:`MIN_TRACE_POINTS`).
@@ -445,7 +445,7 @@ def split_rhat(windows: np.ndarray, n_splits: int = 4) -> np.ndarray:
 
         var⁺ = (m-1)/m · W + B/m,      R̂ = √(var⁺ / W).
 
-    The same is computed on the folded draws |x - median(x)| and the larger of the two
+    The same is computed on the folded draws abs(x - median(x)) and the larger of the two
     is returned (Vehtari et al.'s recommended R̂). NaN where W = 0 (a segment
     constant in rank).
 
@@ -553,14 +553,18 @@ def lyapunov_stationary_cov(A, noise_cov, lr: float, form: str = "discrete") -> 
     DP-SGD with mini-batch size S, subsampling covariance Z and DP noise σ_DP,
     noise_cov = Z/S + σ_DP² I (DPVIm (E.7)).
 
-    ``form="discrete"``: the exact stationary covariance of the iterates, solving
+    ``form="discrete"``: the exact stationary covariance of the iterates, solving::
+
         Σ = (I - lr·A) Σ (I - lr·A)ᵀ + lr²·noise_cov
+
     (``scipy.linalg.solve_discrete_lyapunov(a, q)`` solves X - aXaᴴ = q). Requires the
     spectral radius of I - lr·A to be < 1 (else the iterates do not converge).
 
     ``form="continuous"``: DPVIm's (E.7), the stationary covariance of the OU process
-    dξ = -lr·A(ξ-ξ*)dt + lr·noise_cov^{1/2} dW with time in iterations, solving
+    dξ = -lr·A(ξ-ξ*)dt + lr·noise_cov^{1/2} dW with time in iterations, solving::
+
         A Σ + Σ Aᵀ = lr·noise_cov
+
     (``scipy.linalg.solve_continuous_lyapunov(a, q)`` solves aX + Xaᴴ = q; the usual
     control form MΣ + ΣMᵀ + Q = 0 with M = -lr·A, Q = lr²·noise_cov is the same
     equation divided by -lr). For symmetric A this is the paper's ΣA + AΣ. It equals

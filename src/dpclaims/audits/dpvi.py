@@ -35,7 +35,7 @@ hold N - 1, N or N + 1 records (an add-remove neighbour). Per-example prior and 
 shares are 1 / N (eq. 10).
 
 Neighbouring pairs under sampling without replacement
-----------------------------------------------------
+-----------------------------------------------------
 Under replace-one the two data sets have the same N, so a fixed index i joins each step's
 batch with probability q = B / N, independently over steps, with the same law in both.
 If every other record contributes the same vector w along u (or nothing), the released sum
@@ -359,7 +359,7 @@ class DPVIGradientCanary:
         :func:`~dpclaims.algorithms.dpvi.run_dpvi` does, and calls
         :func:`~dpclaims.algorithms.dpvi.dp_step` with the ordinary records of the batch.
         The canaries of a batch contribute s C u (s = their signed count; (s C u, 0) for
-        vanilla), passed as ``dp_step``'s ``canary`` with ``canary_count`` = |s|.
+        vanilla), passed as ``dp_step``'s ``canary`` with ``canary_count`` = abs(s).
         """
         n = check_count(n, "n")
         x, y, c = self.check_data(data)

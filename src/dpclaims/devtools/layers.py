@@ -7,7 +7,8 @@ given a layer by its package:
 0       ``dpclaims.analysis``
 1       ``dpclaims.algorithms``
 2       ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
-3       ``dpclaims.experiments`` (runners: numbers and figures, no verdicts)
+3       ``dpclaims.experiments`` (runners: numbers and figures, no verdicts),
+        ``dpclaims.testing``, ``dpclaims.pytest_plugin`` (the pytest plugin)
 4       ``dpclaims.claims`` (``core``, ``headline``: the vocabulary and the rule)
 4.1     ``dpclaims.claims.catalogues`` (each paper's claims as data)
 4.2     ``dpclaims.claims.checks`` (claims and a budget -> verdicts)
@@ -31,8 +32,8 @@ import sys
 from pathlib import Path
 
 LAYERS = {"analysis": 0, "algorithms": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
-          "experiments": 3, "claims": 4, "claims.catalogues": 4.1, "claims.checks": 4.2,
-          "reports": 5, "cli": 6}
+          "experiments": 3, "testing": 3, "pytest_plugin": 3, "claims": 4,
+          "claims.catalogues": 4.1, "claims.checks": 4.2, "reports": 5, "cli": 6}
 ROOT = Path(__file__).resolve().parents[1]
 
 

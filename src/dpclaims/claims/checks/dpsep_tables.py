@@ -258,7 +258,7 @@ def within_margin_decision(a, b, margin: float, level: float) -> tuple[str, dict
     """"a is comparable to b": two exact sign tests on the paired differences d = a - b.
 
     ``holds`` if both one-sided tests reject (d < margin and d > -margin, each at
-    ``level``), ``refuted`` if the runs show |d| > margin in one direction at ``level``,
+    ``level``), ``refuted`` if the runs show ``|d| > margin`` in one direction at ``level``,
     else ``inconclusive``. ``margin`` must come from outside our runs (the paper's own
     printed spread), never be tuned to them.
     """

@@ -3,19 +3,26 @@
 Each claim is quoted exactly (the quotes are tested against the paper's text) and
 checked against the reference implementation :mod:`dpclaims.algorithms.dpvi`:
 
-``dpvim/aligned-identity``       Prop. 3.1 / eq. (11) (and eq. (20), full rank): property
-                                 test, finite differences of the single-sample ELBO.
-``dpvim/corollary31-no-extra-cost`` Cor. 3.1: the aligned g~_s is a data-independent
-                                 function of the released g~_m (two data sets forced to
-                                 the same release give the same g~_s).
-``dpvim/alg2-release-sensitivity`` Alg. 2 line 4: sensitivity of the release, both
-                                 readings of the printed sum.
-``dpvim/thm31-variance-reduction`` Thm. 3.1: Monte Carlo over (eta, psi) on fixed batches.
-``dpvim/eq12``                   the probability in eq. (12), exactly; App. C's T' <= T.
-``dpvim/fisher-blocks``          eqs. (13)-(16): Fisher blocks against Monte Carlo.
-``dpvim/e1-noise-combination``   App. E eq. (E.1): the two noise terms combined.
-``dpvim/alg-j1-correlation``     Alg. J.1 "Ensure: correlation matrix".
-``dpvim/adult-steps``            App. F's step count, arithmetic.
+``dpvim/aligned-identity``
+    Prop. 3.1 / eq. (11) (and eq. (20), full rank): property test, finite differences of
+    the single-sample ELBO.
+``dpvim/corollary31-no-extra-cost``
+    Cor. 3.1: the aligned g~_s is a data-independent function of the released g~_m (two
+    data sets forced to the same release give the same g~_s).
+``dpvim/alg2-release-sensitivity``
+    Alg. 2 line 4: sensitivity of the release, both readings of the printed sum.
+``dpvim/thm31-variance-reduction``
+    Thm. 3.1: Monte Carlo over (eta, psi) on fixed batches.
+``dpvim/eq12``
+    the probability in eq. (12), exactly; App. C's T' <= T.
+``dpvim/fisher-blocks``
+    eqs. (13)-(16): Fisher blocks against Monte Carlo.
+``dpvim/e1-noise-combination``
+    App. E eq. (E.1): the two noise terms combined.
+``dpvim/alg-j1-correlation``
+    Alg. J.1 "Ensure: correlation matrix".
+``dpvim/adult-steps``
+    App. F's step count, arithmetic.
 
 The experiments (OU scaling, iterate averaging, coverage, Adult, audit) are in
 :mod:`dpclaims.claims.checks.dpvim_experiments`.
@@ -158,7 +165,7 @@ def identity_discrepancy(example, identity=None) -> float:
 
 
 #: Finite-difference tolerance: central differences with h = 1e-5 have truncation error
-#: ~h^2 |f'''| / 6 and rounding ~eps |f| / h; for the drawn examples both stay < 1e-6.
+#: ~h^2 ``|f'''|`` / 6 and rounding ~eps ``|f|`` / h; for the drawn examples both stay < 1e-6.
 FD_TOLERANCE = 1e-5
 
 
@@ -209,7 +216,7 @@ def _pair_examples(draw, variant: str):
 
 
 def corollary_discrepancy(example) -> float:
-    """|g~_s(D1) - g~_s(D2)| when both runs release the same g~_m (relative)."""
+    """``|g~_s(D1) - g~_s(D2)|`` when both runs release the same g~_m (relative)."""
     variant, xi, eta, (x1, y1), (x2, y2), psi, clip = example
     fam, model = MeanField(xi.shape[-1] // 2), LogisticRegression()
     n = x1.shape[1]
@@ -430,7 +437,7 @@ def check_thm31(n_draws: int = 20_000, seed: int = 0, alpha: float = 1e-3) -> li
 # ------------------------------------------------------------------ eq. 12 and App. C
 
 def check_eq12(seed: int = 0) -> list[Verdict]:
-    """``dpvim/eq12``: Pr[|eta| < 2] and T'(s) <= T(s), exactly."""
+    """``dpvim/eq12``: ``Pr[|eta| < 2]`` and T'(s) <= T(s), exactly."""
     claim = CLAIMS["eq12"]
     p_two = float(2 * stats.norm.cdf(2.0) - 1)
     p_one = float(stats.norm.cdf(2.0))

@@ -1,0 +1,504 @@
+"""Checks of a user's own mechanism inside the user's own tests (the pytest plugin's engine).
+
+:mod:`dpclaims.pytest_plugin` gives every test two fixtures, ``audit`` and
+``check_sensitivity``, which call :func:`audit_mechanism` and
+:func:`check_mechanism_sensitivity` with the session's :class:`CheckBudget` and a
+seed derived from the test's node id (:func:`seed_from_node_id`). Both return a
+value with a ``verdict`` (the vocabulary of DESIGN.md) and a ``message``;
+:func:`assert_not_refuted` fails a test with that message when the verdict is
+``refuted``. This module also re-exports what a test of a mechanism needs, so that
+one import suffices:
+
+- the hypothesis strategies of neighbouring datasets,
+  :func:`~dpclaims.property_tests.strategies.neighbouring_datasets` (pairs
+  ``(d0, d1)`` under a relation, optionally around a fixed dataset),
+  :func:`~dpclaims.property_tests.strategies.domain_records` (single records of a
+  record domain), :func:`~dpclaims.property_tests.strategies.records` and
+  :func:`~dpclaims.property_tests.strategies.replace_one_pairs` (feature-label
+  records and replace-one pairs of them);
+- the record domains :class:`~dpclaims.analysis.domains.Box`,
+  :class:`~dpclaims.analysis.domains.Ball`,
+  :class:`~dpclaims.analysis.domains.FiniteSet`;
+- the dataset helpers of :mod:`dpclaims.analysis.records` (``n_records``,
+  ``add_record``, ``remove_record``, ``replace_record``);
+- the mechanism protocol's values :class:`~dpclaims.audits.mechanism.PrivacyClaim`,
+  :class:`~dpclaims.audits.mechanism.Sensitivity`,
+  :class:`~dpclaims.audits.mechanism.NeighbouringPair` and its constructors
+  ``replace_one``, ``add_one``, ``remove_one``.
+
+The checks are those of ``dpclaims check-variant``
+(``dpclaims.reports.variant``), built from the same library functions: the
+pair search :func:`~dpclaims.audits.search.candidate_pairs` and
+:func:`~dpclaims.audits.search.select_pair`, the audit
+:func:`~dpclaims.audits.core.audit` (a Clopper-Pearson certificate: an epsilon
+lower bound that holds with probability >= 1 - alpha whatever the mechanism), and
+the property test :func:`~dpclaims.property_tests.sensitivity.check_sensitivity`.
+Only the budget differs: a test-sized one (:class:`CheckBudget`), enough to refute
+a large bug (half the Laplace noise) in well under a second, not to certify a
+small one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from dpclaims.analysis.domains import Ball, Box, FiniteSet, check_domain
+from dpclaims.analysis.records import add_record, n_records, remove_record, replace_record
+from dpclaims.analysis.validation import check_count, check_probability
+from dpclaims.audits.core import AuditResult, audit
+from dpclaims.audits.mechanism import (
+    NeighbouringPair,
+    PrivacyClaim,
+    Sensitivity,
+    add_one,
+    remove_one,
+    replace_one,
+    sensitivity_of,
+    validate_mechanism,
+)
+from dpclaims.audits.search import (
+    PairSelection,
+    candidate_pairs,
+    data_candidates,
+    derived_seed,
+    select_pair,
+)
+from dpclaims.property_tests.sensitivity import SensitivityCheck, check_sensitivity
+from dpclaims.property_tests.strategies import (
+    domain_records,
+    neighbouring_datasets,
+    records,
+    replace_one_pairs,
+)
+
+__all__ = [
+    "CheckBudget", "AuditOutcome", "SensitivityOutcome", "audit_mechanism",
+    "check_mechanism_sensitivity", "assert_not_refuted", "seed_from_node_id",
+    # re-exported
+    "neighbouring_datasets", "domain_records", "records", "replace_one_pairs",
+    "Box", "Ball", "FiniteSet", "n_records", "add_record", "remove_record", "replace_record",
+    "PrivacyClaim", "Sensitivity", "NeighbouringPair", "replace_one", "add_one", "remove_one",
+]
+
+
+@dataclass(frozen=True)
+class CheckBudget:
+    """Effort of the checks run inside a test (the plugin's ``--dpclaims-*`` options).
+
+    Attributes
+    ----------
+    n_trials : int, default 20,000
+        Outputs per dataset of the final audit (>= 2); the certificate rests on
+        the 80 % held out from the threshold's training split.
+    selection_trials : int, default 2,000
+        Pilot outputs per dataset and candidate pair when a pair is searched (>= 2).
+    alpha : float, default 0.05
+        The audit's significance: a correct mechanism is refuted with probability
+        at most alpha per audit (the certificate's guarantee), in (0, 1).
+    max_examples : int, default 100
+        Hypothesis examples of the sensitivity property test (>= 1).
+    n_random_pairs : int, default 8
+        Pairs drawn at random from a record domain for the pair search (>= 0).
+    workers : int, default 1
+        Processes for the audit's trial blocks (results do not depend on it).
+
+    Raises
+    ------
+    ValueError
+        A count below its minimum, alpha outside (0, 1).
+    """
+
+    n_trials: int = 20_000
+    selection_trials: int = 2_000
+    alpha: float = 0.05
+    max_examples: int = 100
+    n_random_pairs: int = 8
+    workers: int = 1
+
+    def __post_init__(self):
+        check_count(self.n_trials, "n_trials", minimum=2)
+        check_count(self.selection_trials, "selection_trials", minimum=2)
+        check_probability(self.alpha, "alpha")
+        check_count(self.max_examples, "max_examples")
+        check_count(self.n_random_pairs, "n_random_pairs", minimum=0)
+        check_count(self.workers, "workers")
+
+
+def seed_from_node_id(node_id: str, base_seed: int = 0, call: int = 0) -> int:
+    """The seed of the ``call``-th check in the test ``node_id``.
+
+    ``derived_seed(base_seed, 7, h0, h1, call)``
+    (:func:`~dpclaims.audits.search.derived_seed`) with h0, h1 the first two 32-bit
+    words of the SHA-256 of the node id (e.g.
+    ``"tests/test_my_mechanism.py::test_audit[eps=1]"``, relative to pytest's
+    rootdir): the same test gets the same seed in every run and on every machine,
+    different tests (and parametrisations) get independent ones.
+
+    Parameters
+    ----------
+    node_id : str
+        pytest's node id of the test.
+    base_seed : int, default 0
+        The session's ``--dpclaims-seed`` (>= 0).
+    call : int, default 0
+        How many checks the test ran before this one (>= 0).
+
+    Returns
+    -------
+    int
+        A seed in [0, 2^63).
+
+    Raises
+    ------
+    ValueError
+        A negative base seed or call number.
+    """
+    check_count(base_seed, "base_seed", minimum=0)
+    check_count(call, "call", minimum=0)
+    digest = hashlib.sha256(node_id.encode()).digest()
+    h0, h1 = int.from_bytes(digest[:4], "big"), int.from_bytes(digest[4:8], "big")
+    return derived_seed(base_seed, 7, h0, h1, call)
+
+
+def _short(data, limit: int = 160) -> str:
+    """A dataset as one line, at most ``limit`` characters (values to 6 decimals)."""
+    if isinstance(data, tuple):
+        text = "(" + ", ".join(_short(c, limit) for c in data) + ")"
+    else:
+        arr = np.asarray(data)
+        if arr.size <= 16:
+            text = repr(np.round(arr, 6).tolist() if arr.dtype.kind in "fc" else arr.tolist())
+        else:
+            text = np.array2string(arr, threshold=12, precision=4, separator=", ")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _pair_text(pair: NeighbouringPair) -> str:
+    return (f"{pair.description or 'the given pair'} ({pair.relation}); "
+            f"d0 = {_short(pair.d0)}, d1 = {_short(pair.d1)}")
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    """The outcome of :func:`audit_mechanism`: a verdict on the claim, with its certificate.
+
+    Attributes
+    ----------
+    verdict : {"refuted", "inconclusive"}
+        ``refuted`` when the certificate exceeds the claimed epsilon; an audit
+        cannot prove privacy, so a claim it does not refute is ``inconclusive``.
+    mechanism : str
+        The mechanism's name.
+    claim : PrivacyClaim
+        What the mechanism claims.
+    epsilon_lower_bound : float
+        The certificate (nats): <= the true epsilon with probability >= 1 - alpha.
+    pair : NeighbouringPair
+        The pair the certificate was computed on.
+    seed : int
+        The audit's seed: ``audit_mechanism(..., seed=seed)`` (or the fixture's
+        ``seed=``) with the same budget reproduces every number.
+    budget : CheckBudget
+        The budget it ran with.
+    result : AuditResult
+        Everything :func:`~dpclaims.audits.core.audit` returned (estimates, counts,
+        score, trade-off points).
+    selection : PairSelection or None
+        How the pair was chosen when several were candidates (None: one pair given).
+    """
+
+    verdict: str
+    mechanism: str
+    claim: PrivacyClaim
+    epsilon_lower_bound: float
+    pair: NeighbouringPair
+    seed: int
+    budget: CheckBudget
+    result: AuditResult
+    selection: PairSelection | None = None
+
+    @property
+    def claimed_epsilon(self) -> float:
+        """The claim's epsilon (nats)."""
+        return self.claim.epsilon
+
+    @property
+    def message(self) -> str:
+        """The verdict with its evidence, in the words of ``dpclaims check-variant``."""
+        r, c = self.result, self.claim
+        if self.verdict == "refuted":
+            head = (f"dpclaims: the privacy claim of {self.mechanism!r} is refuted: certified "
+                    f"epsilon >= {self.epsilon_lower_bound:.4g} > claimed epsilon "
+                    f"{c.epsilon:.4g} (delta {c.delta:g}, {c.relation})")
+        else:
+            head = (f"dpclaims: the privacy claim of {self.mechanism!r} is not refuted "
+                    f"(inconclusive): certified epsilon >= {self.epsilon_lower_bound:.4g} "
+                    f"against the claimed {c.epsilon:.4g} (delta {c.delta:g}, {c.relation})")
+        gdp = "n/a" if r.epsilon_gdp_estimate is None else f"{r.epsilon_gdp_estimate:.3g}"
+        lines = [
+            head,
+            f"  pair: {_pair_text(self.pair)}",
+            f"  certificate: Clopper-Pearson at {1 - r.alpha:.0%} confidence on "
+            f"{r.n_held_out} held-out of {r.n_trials} outputs per dataset, score {r.score_name}"
+            f"{'' if r.tie_probability is None else ' (randomised threshold)'}",
+            f"  estimates (never refute): GDP epsilon {gdp}, credible bound "
+            f"{r.epsilon_credible_lower:.3g}, AUROC {r.auroc:.3f}",
+        ]
+        if self.selection is not None:
+            lines.append(f"  pair chosen among {self.selection.n_candidates} candidate(s) by "
+                         f"pilot audits of {self.selection.n_trials_each} outputs each")
+        lines.append(f"  seed: {self.seed} (reproduce with seed={self.seed} and "
+                     f"{self.budget.n_trials} trials)")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class SensitivityOutcome:
+    """The outcome of :func:`check_mechanism_sensitivity`.
+
+    Attributes
+    ----------
+    verdict : {"refuted", "holds"}
+        ``refuted`` when hypothesis found a neighbouring pair whose query distance
+        exceeds the claimed sensitivity (beyond floating-point rounding);
+        ``holds`` when none was found within the search budget.
+    mechanism : str
+        The mechanism's name.
+    sensitivity : Sensitivity
+        The claimed sensitivity (value and norm).
+    relation : str
+        The claim's neighbouring relation.
+    seed : int
+        The search's seed.
+    result : SensitivityCheck
+        The property test's outcome (largest ratio seen, number of examples, the
+        shrunk counterexample).
+    """
+
+    verdict: str
+    mechanism: str
+    sensitivity: Sensitivity
+    relation: str
+    seed: int
+    result: SensitivityCheck
+
+    @property
+    def message(self) -> str:
+        """The verdict with its evidence (the shrunk counterexample when refuted)."""
+        s, r = self.sensitivity, self.result
+        norm = {1: "L1", 2: "L2"}.get(s.norm, "L-inf")
+        if self.verdict == "refuted":
+            d0, d1 = r.counterexample
+            return "\n".join([
+                f"dpclaims: the claimed {norm} sensitivity {s.value:.6g} of {self.mechanism!r} "
+                f"is refuted: a {self.relation} pair moves the query by "
+                f"{r.counterexample_ratio:.4g} x the claim",
+                f"  pair (shrunk by hypothesis): d0 = {_short(d0)}, d1 = {_short(d1)}",
+                f"  largest ratio in {r.n_examples} examples: {r.max_ratio:.4g}",
+                f"  seed: {self.seed}",
+            ])
+        return (f"dpclaims: no {self.relation} pair in {r.n_examples} examples moves the query "
+                f"of {self.mechanism!r} by more than its claimed {norm} sensitivity "
+                f"{s.value:.6g} (largest ratio {r.max_ratio:.4g}; seed {self.seed})")
+
+
+class _WithDomain:
+    """A mechanism seen with another record ``domain`` (every other attribute its own)."""
+
+    def __init__(self, mechanism, domain):
+        self._mechanism = mechanism
+        self.domain = check_domain(domain)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):  # keeps pickling and copying from recursing
+            raise AttributeError(name)
+        return getattr(self._mechanism, name)
+
+
+def _is_domain(obj) -> bool:
+    return isinstance(obj, (Box, Ball, FiniteSet))
+
+
+def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
+                    seed: int = 0, score=None) -> AuditOutcome:
+    """Audit ``mechanism``'s privacy claim as ``dpclaims check-variant`` does, on a test budget.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Follows :class:`~dpclaims.audits.mechanism.Mechanism` (``name``, ``claim``,
+        ``release(data, rng, n) -> (n, ...)``; optional ``query``, ``sensitivity``,
+        ``data``, ``domain``, ``candidates``, ``neighbouring_pairs()``, ``score``).
+    where : NeighbouringPair, sequence of NeighbouringPair, Box, Ball, FiniteSet or None
+        What to audit on. A pair: that pair, no search. Several pairs: the one
+        with the largest pilot certificate
+        (:func:`~dpclaims.audits.search.select_pair`). A record domain: the
+        candidates :func:`~dpclaims.audits.search.candidate_pairs` builds from it
+        (and from the mechanism's ``data`` and ``neighbouring_pairs()``), then
+        selected. None: the same from the mechanism's own attributes.
+    budget : CheckBudget, optional
+        Default ``CheckBudget()``.
+    seed : int, default 0
+        Candidate pairs are drawn with ``derived_seed(seed, 6)``, pilot j with
+        ``derived_seed(seed, 5, j)``, the final audit with ``seed``: as in
+        ``check-variant``.
+    score : str, callable or None
+        The attack score (:func:`~dpclaims.audits.core.audit`); None: the
+        mechanism's own ``score`` attribute, else "auto".
+
+    Returns
+    -------
+    AuditOutcome
+        ``verdict`` "refuted" or "inconclusive", the certificate and its evidence.
+
+    Raises
+    ------
+    InvalidMechanismError
+        Not a mechanism, or a release of the wrong or a changing shape or with
+        non-finite values (a TypeError and a ValueError).
+    ValueError
+        No pair to audit on (no ``data``, no ``domain``, no ``neighbouring_pairs()``
+        and no ``where``), a pair under another relation than the claim's, an
+        empty sequence of pairs.
+    TypeError
+        ``where`` of another type.
+    """
+    budget = CheckBudget() if budget is None else budget
+    mechanism = validate_mechanism(mechanism)
+    score = score or getattr(mechanism, "score", None)
+    selection = None
+    if isinstance(where, NeighbouringPair):
+        pair = where
+    else:
+        if where is None or _is_domain(where):
+            searched = mechanism if where is None else _WithDomain(mechanism, where)
+            pairs = candidate_pairs(searched, seed=derived_seed(seed, 6),
+                                    n_random=budget.n_random_pairs)
+            if not pairs:
+                raise ValueError(
+                    f"nothing to audit {mechanism.name!r} on: give a NeighbouringPair or a "
+                    "record domain (Box, Ball, FiniteSet), or give the mechanism `data`, a "
+                    "`domain` or `neighbouring_pairs()`")
+        elif isinstance(where, (list, tuple)) and all(isinstance(p, NeighbouringPair)
+                                                      for p in where):
+            pairs = list(where)
+            if not pairs:
+                raise ValueError("an empty list of neighbouring pairs: nothing to audit on")
+        else:
+            raise TypeError(f"where must be a NeighbouringPair, a list of them, a record domain "
+                            f"(Box, Ball, FiniteSet) or None, got {type(where).__name__}")
+        selection = select_pair(mechanism, pairs, budget.selection_trials, alpha=budget.alpha,
+                                score=score, seed=seed, workers=budget.workers)
+        pair = selection.pair
+        if selection.n_candidates == 1:
+            selection = None
+    r = audit(mechanism, pair, budget.n_trials, alpha=budget.alpha, score=score, seed=seed,
+              workers=budget.workers)
+    return AuditOutcome("refuted" if r.refutes_claim else "inconclusive", mechanism.name,
+                        mechanism.claim, r.epsilon_lower_bound, pair, seed, budget, r, selection)
+
+
+def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | None = None,
+                                seed: int = 0) -> SensitivityOutcome:
+    """Property test of ``mechanism``'s claimed sensitivity, as ``dpclaims check-variant``'s.
+
+    Is ``sensitivity.distance(query(d0), query(d1)) <= sensitivity.value`` for every
+    neighbouring pair (d0, d1) under the claim's relation? Hypothesis searches for a
+    violation (:func:`~dpclaims.property_tests.sensitivity.check_sensitivity`,
+    guided towards large ratios, only floating-point rounding forgiven) and shrinks
+    the one it finds.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Needs ``query(data)`` and ``sensitivity`` (a :class:`Sensitivity`, or a plain
+        number read as the L2 sensitivity).
+    where : Box, Ball, FiniteSet, hypothesis strategy or None
+        Where the pairs come from. A strategy: it draws pairs ``(d0, d1)`` itself
+        (e.g. :func:`~dpclaims.property_tests.strategies.neighbouring_datasets`). A
+        record domain, or None for the mechanism's own: records drawn from it
+        (:func:`~dpclaims.property_tests.strategies.domain_records`), or from the
+        mechanism's ``records`` strategy or ``candidates`` (default: the records of
+        its ``data``); the pairs are built around the mechanism's ``data`` when it
+        has one, else drawn whole (1 to 8 records).
+    budget : CheckBudget, optional
+        Its ``max_examples`` is the hypothesis budget.
+    seed : int, default 0
+        Seeds the search (same seed, same examples).
+
+    Returns
+    -------
+    SensitivityOutcome
+        ``verdict`` "refuted" or "holds", the largest ratio and the counterexample.
+
+    Raises
+    ------
+    ValueError
+        The mechanism states no sensitivity, has no ``query``, or has nothing to draw
+        datasets from (no ``where``, no ``data``, no ``domain``).
+    InvalidMechanismError
+        Not a mechanism (a TypeError and a ValueError).
+    """
+    budget = CheckBudget() if budget is None else budget
+    mechanism = validate_mechanism(mechanism)
+    sens = sensitivity_of(mechanism)
+    query = getattr(mechanism, "query", None)
+    if sens is None or query is None:
+        raise ValueError(f"mechanism {mechanism.name!r} needs a `query(data)` and a claimed "
+                         "`sensitivity` for the sensitivity property test")
+    relation = mechanism.claim.relation
+    if isinstance(where, SearchStrategy):
+        strategy = where
+    else:
+        domain = getattr(mechanism, "domain", None) if where is None else check_domain(where)
+        data = getattr(mechanism, "data", None)
+        recs = getattr(mechanism, "records", None) if where is None else None
+        if recs is None and domain is not None:
+            recs = domain_records(domain)
+        cands = data_candidates(mechanism)
+        if recs is None and cands:
+            recs = st.sampled_from(cands)
+        if recs is None or (data is None and domain is None):
+            raise ValueError(f"nothing to draw neighbouring datasets of {mechanism.name!r} from: "
+                             "give a record domain (Box, Ball, FiniteSet) or a strategy of "
+                             "pairs, or give the mechanism `data` or a `domain`")
+        strategy = neighbouring_datasets(recs, relation, base=data)
+
+    def q(d):
+        return np.asarray(query(d), dtype=float)
+
+    res = check_sensitivity(
+        strategy, lambda p: sens.distance(q(p[0]), q(p[1])), sens.value,
+        max_examples=budget.max_examples, seed=seed,
+        magnitude=lambda p: float(np.linalg.norm(q(p[0])) + np.linalg.norm(q(p[1]))))
+    return SensitivityOutcome("refuted" if res.violated else "holds", mechanism.name, sens,
+                              relation, seed, res)
+
+
+def assert_not_refuted(outcome: AuditOutcome | SensitivityOutcome) -> None:
+    """Fail (AssertionError with ``outcome.message``) when ``outcome.verdict`` is refuted.
+
+    For an audit the message gives the certified epsilon lower bound, the claimed
+    epsilon, the pair (its description and both datasets, abridged) and the seed;
+    for a sensitivity test the shrunk counterexample and the seed.
+
+    Raises
+    ------
+    AssertionError
+        The verdict is ``refuted``.
+    TypeError
+        ``outcome`` is not an :class:`AuditOutcome` or :class:`SensitivityOutcome`.
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this one
+    if not isinstance(outcome, (AuditOutcome, SensitivityOutcome)):
+        raise TypeError(f"assert_not_refuted takes the outcome of the `audit` or "
+                        f"`check_sensitivity` fixture, got {type(outcome).__name__}")
+    if outcome.verdict == "refuted":
+        raise AssertionError(outcome.message)
+
