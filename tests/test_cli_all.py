@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from dpclaims.cli import main
+from dpclaims.cli import _plan, main
 
 RECORDED = Path(__file__).parent / "data" / "smoke_verdicts_seed2.json"
 
@@ -29,3 +29,7 @@ def test_all_papers_in_one_report(tmp_path):
     got = [[v["claim_id"], v["reading"], v["verdict"]] for v in data["verdicts"]]
     assert got == recorded["verdicts"]
     assert [[c["id"], c["verdict"]] for c in data["claims"]] == recorded["headlines"]
+    # the progress line's recorded plan (k of N, time left) names the checks this run made
+    info = json.loads((tmp_path / "run_info.json").read_text())
+    names = [n for part in info["seconds per check"].values() for n in part]
+    assert [n for n, _ in _plan("all/smoke")] == names

@@ -65,9 +65,9 @@ def audit(paper, budget, seed, out_dir, data_dir):
     if seed < 0:
         raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
     t0 = time.perf_counter()
-    with _progress(console, "starting") as show:
+    with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
         def tick(name):
-            show(f"[{paper}/{budget}] {name}")
+            show(f"[{paper}/{budget}] {name}", name)
 
         try:
             verdicts, sections, meta, timings = _run_papers(paper, budget, seed, out_dir,
@@ -126,23 +126,76 @@ def _smoke_entries():
     return list(first.values())
 
 
+EXPECTED_SECONDS = "expected_seconds.json"
+
+
+def _plan(key: str):
+    """The recorded checks of ``key`` ("paper/budget"), in order, with their measured
+    seconds: ``[(name, seconds), ...]``, or None when none is recorded. The table is
+    written by ``benchmarks/cli_timings.py --record`` from a measured run."""
+    import json
+    from importlib import resources
+
+    try:
+        table = json.loads(resources.files("dpclaims").joinpath(EXPECTED_SECONDS).read_text())
+    except FileNotFoundError:
+        return None
+    entry = table.get("plans", {}).get(key)
+    return [(name, float(sec)) for name, sec in entry] if entry else None
+
+
+class _Eta:
+    """k of N and an estimate of the time left, from a recorded plan.
+
+    The estimate is the recorded seconds of the checks not yet finished, scaled by how
+    much slower or faster than recorded this run has been so far (elapsed over the
+    recorded seconds of the finished checks). A step that is not in the plan (another
+    data folder or budget) leaves the count and the estimate out rather than guess.
+    """
+
+    def __init__(self, plan):
+        self.plan = plan or []
+        self.names = [name for name, _ in self.plan]
+        self.t0 = time.perf_counter()
+        self.steps = 0
+        self.pos = 0  # the plan is walked forwards: a name recurring later is found again
+
+    def describe(self, description: str, name: str | None = None) -> str:
+        elapsed = time.perf_counter() - self.t0
+        self.steps += 1
+        name = description if name is None else name
+        if name not in self.names[self.pos:]:
+            return f"step {self.steps} ({elapsed:.1f} s elapsed): {description}"
+        k = self.pos = self.names.index(name, self.pos)
+        done = sum(s for _, s in self.plan[:k])
+        left = sum(s for _, s in self.plan[k:])
+        scale = elapsed / done if done > 0 and elapsed > 0 else 1.0
+        return (f"check {k + 1} of {len(self.plan)}: {description} ({elapsed:.0f} s elapsed, "
+                f"about {_duration(scale * left)} left)")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
 @contextlib.contextmanager
-def _progress(console: Console, first: str):
-    """``show(description)`` for long work: a live spinner line with the elapsed time on a
-    terminal; on anything else (a log, CI) one plain line per step, numbered, with the
-    elapsed seconds, and no spinner frames."""
+def _progress(console: Console, first: str, plan=None):
+    """``show(description, name=None)`` for long work. With a recorded ``plan`` (see
+    :func:`_plan`) each step shows "check k of N" and the time left (:class:`_Eta`);
+    ``name`` is the step's key in the plan when ``description`` carries a prefix.
+
+    On a terminal: a live spinner line. On anything else (a log, CI): one plain line per
+    step with the same text, and no spinner frames."""
+    eta = _Eta(plan)
     if console.is_terminal:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                       console=console, transient=False) as progress:
             task = progress.add_task(first, total=None)
-            yield lambda d: progress.update(task, description=d)
+            yield lambda d, name=None: progress.update(task, description=eta.describe(d, name))
         return
-    t0, count = time.perf_counter(), [0]
 
-    def show(description):
-        count[0] += 1
-        print(f"step {count[0]} ({time.perf_counter() - t0:.1f} s): {description}",
-              file=console.file, flush=True)
+    def show(description, name=None):
+        print(eta.describe(description, name), file=console.file, flush=True)
 
     show(first)
     yield show
@@ -248,11 +301,17 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
         plan = Sampling(sampling, dataset_size=dataset_size, batch_size=batch, steps=steps,
                         epochs=epochs)
         calibrated = None
-        if target_epsilon is not None:
-            calibrated = calibrate_noise_multiplier(target_epsilon, delta, plan, relation,
-                                                    accountant)
-            sigma = calibrated
-        result = account_rows(sigma, plan, delta, relation)
+        if target_epsilon is None:
+            result = account_rows(sigma, plan, delta, relation)
+        else:  # a root search over sigma, each step an accounting: seconds to minutes
+            with _progress(Console(stderr=True),
+                           f"calibrating sigma to epsilon = {target_epsilon:g} with "
+                           f"{accountant} ({plan.num_steps} steps)") as show:
+                calibrated = calibrate_noise_multiplier(target_epsilon, delta, plan, relation,
+                                                        accountant)
+                sigma = calibrated
+                show(f"sigma = {sigma:.6g}; accounting it with every accountant")
+                result = account_rows(sigma, plan, delta, relation)
     except (ValueError, TypeError) as exc:
         raise click.UsageError(str(exc)) from exc
     def kind(name):

@@ -39,8 +39,8 @@ from dpclaims.analysis.kl_tail_bound import (
     quantile_interval,
     sample_noise,
 )
-from dpclaims.claims import Claim, Verdict
-from dpclaims.claims.catalogues.dpsep import CLAIMS, PAPER, Budget
+from dpclaims.claims import Verdict
+from dpclaims.claims.catalogues.dpsep import CLAIMS, CLAIMS_THM41_REMARKS, Budget
 from dpclaims.experiments.dpsep_calibration import DELTA
 from dpclaims.experiments.dpsep_thm41 import (
     _SIGMA_CACHE,
@@ -79,37 +79,6 @@ __all__ = [
     "shrink_verdict",
     "slope_verdict",
 ]
-
-_LOCATION = "Sec. 4, remarks after Theorem 4.1"
-CLAIMS_THM41_REMARKS = {
-    "scaling": Claim(
-        id="dpsep/thm41-kl-scales-1-over-n",
-        paper=PAPER,
-        location=_LOCATION,
-        statement=("First, each noise variance σ_1 and σ_2 contains the sensitivity of the "
-                   "(transformed) natural parameters as well as ϵ, δ . This indicates that the "
-                   "divergence between the private posterior and non-private posterior "
-                   "distributions scales with 1/N with fixed ϵ, δ ."),
-        check="Monte Carlo of KL[q||p] under DP-SEP's natural-parameter noise (σ calibrated "
-              "as the paper does for each N), log-log slope of the median against N with "
-              "exact order-statistic intervals",
-    ),
-    "broad": Claim(
-        id="dpsep/thm41-broad-posterior",
-        paper=PAPER,
-        location=_LOCATION,
-        statement=("Second, the bound depends on the non-private posterior’s inverse "
-                   "covariance Σ_q^{-1} in the following way: when the non-private posterior "
-                   "has a large uncertainty (the inverse matrix will have a small eigenvalues "
-                   "in this case), the upper bound gets smaller than when the non-private "
-                   "posterior has a high certainty. This follows intuition that when the "
-                   "non-private posterior is concentrated the noise added for privacy "
-                   "deteriorates the posterior more than when the non-private posterior is "
-                   "broad and fuzzy."),
-        check="exact evaluation of the bound as Σ_q is scaled, and Monte Carlo of the median "
-              "KL (exact order-statistic intervals) under the theorem's and DP-SEP's noise",
-    ),
-}
 
 
 V_SHOWN = ("as-printed", "hermitian")

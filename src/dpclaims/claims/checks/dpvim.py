@@ -48,73 +48,12 @@ from dpclaims.algorithms.dpvi import (
     elbo_single_sample,
     fisher_blocks,
 )
-from dpclaims.claims import CheckTimer, Claim, Verdict
+from dpclaims.claims import CheckTimer, Verdict
+from dpclaims.claims.catalogues.dpvim import CLAIMS
 from dpclaims.claims.catalogues.reported_privacy import DPVIM_PAPER
 from dpclaims.property_tests.sensitivity import check_sensitivity
 
 PAPER = DPVIM_PAPER  # one spelling, shared with the accounting catalogue
-
-CLAIMS = {
-    "aligned-identity": Claim(
-        id="dpvim/aligned-identity", paper=PAPER, location="Sec. 3.1, Prop. 3.1, eq. (11); "
-        "Sec. 3.1.2, eq. (20)",
-        statement=("Proposition 3.1. Assume q to be diagonal Gaussian, then the gradient "
-                   "\\mathbf{g}_s in Equation (8) becomes"),
-        check="hypothesis property test: central finite differences of the single-sample "
-              "ELBO (eq. 5 with theta of eq. 6) against eta T'(s_q) g_m + grad_s H(q)"),
-    "corollary31": Claim(
-        id="dpvim/corollary31-no-extra-cost", paper=PAPER, location="Sec. 3.1.1, Cor. 3.1",
-        statement=("As the $\\boldsymbol{\\eta}, T'(\\mathbf{s}_q)$ and the entropy "
-                   "contribution $\\nabla_{\\mathbf{s}_q}H(q)$ are independent of the data, "
-                   "the $\\tilde{\\mathbf{g}}_s^{aligned}$ satisfies the same privacy "
-                   "guarantee through post-processing immunity (Property 2.1)."),
-        check="hypothesis property test: two data sets whose releases g~_m are made equal "
-              "(by choice of the noise draw) must give the same aligned g~_s"),
-    "alg2-sensitivity": Claim(
-        id="dpvim/alg2-release-sensitivity", paper=PAPER, location="Algorithm 2, lines 3-4",
-        statement=("4: $\\tilde{\\mathbf{g}}_m^{nat} \\leftarrow \\sum_{\\mathbf{x} \\in D} "
-                   "\\gamma_{\\mathbf{x}}\\mathbf{g}_{m,\\mathbf{x}} + \\sigma_{DP}C"
-                   "\\boldsymbol{\\psi}$"),
-        check="hypothesis property test: the released sum changes by at most C when a "
-              "record is added (add-remove), under both readings of line 4"),
-    "thm31": Claim(
-        id="dpvim/thm31-variance-reduction", paper=PAPER, location="Sec. 3.1.1, Thm. 3.1; "
-        "App. D",
-        statement=("Theorem 3.1. Assume that $C^{vanilla} \\geq C^{aligned}$. If we obtain "
-                   "σ_q through transformation T such that $T'(s) \\leq 1$, then for any "
-                   "fixed batch,"),
-        check="Monte Carlo over (eta, psi) on fixed batches, per coordinate, with a z-test "
-              "on the variance difference"),
-    "eq12": Claim(
-        id="dpvim/eq12", paper=PAPER, location="Sec. 3.1, eq. (12); App. C",
-        statement=("We have $\\Pr[|\\boldsymbol{\\eta}_j| < 2] > 97.5\\%$ and "
-                   "$T'(\\mathbf{s}_q) \\leq \\boldsymbol{\\sigma}_q$ for common choices of T"),
-        check="exact computation (normal cdf); T'(s) <= T(s) on a grid and by hypothesis"),
-    "fisher-blocks": Claim(
-        id="dpvim/fisher-blocks", paper=PAPER, location="Sec. 3.1.1, eqs. (13)-(16)",
-        statement=("$$\\mathcal{I} = \\mathbb{E}_{\\boldsymbol{\\theta}|\\mathbf{s}_q, "
-                   "\\mathbf{m}_q} [(\\nabla_{\\boldsymbol{\\theta}} \\log q(\\boldsymbol{"
-                   "\\theta}))(\\nabla_{\\boldsymbol{\\theta}} \\log q(\\boldsymbol{\\theta}))"
-                   "^T] \\quad (13)$$"),
-        check="Monte Carlo estimate of E[score score^T] against the blocks implied by "
-              "eqs. (15)-(16), with a z-test per entry"),
-    "e1": Claim(
-        id="dpvim/e1-noise-combination", paper=PAPER, location="App. E, eq. (E.1)",
-        statement=("\\left(\\frac{1}{\\sqrt{S}} \\mathbf{B} + \\sigma_{DP} \\mathbf{I} "
-                   "\\right) \\boldsymbol{\\psi}' \\right), \\boldsymbol{\\psi}' \\sim "
-                   "\\mathcal{N}(\\mathbf{0}, \\mathbf{I})"),
-        check="exact: covariance of (B/sqrt(S)) nu + sigma_DP psi against that of "
-              "(B/sqrt(S) + sigma_DP I) psi'"),
-    "alg-j1": Claim(
-        id="dpvim/alg-j1-correlation", paper=PAPER, location="App. J, Algorithm J.1",
-        statement="Ensure: correlation matrix \\mathbf{C}",
-        check="exact eigenvalues of Algorithm J.1's output at the paper's (d, rho)"),
-    "adult-steps": Claim(
-        id="dpvim/adult-steps", paper=PAPER, location="App. F",
-        statement=("The training was run for 4 000 epochs with subsampling ratio of 0.01, "
-                   "corresponding to total of 400 000 gradient steps."),
-        check="arithmetic"),
-}
 
 
 def _finite_difference(f, xi, h=1e-5):

@@ -38,22 +38,12 @@ from dpclaims.analysis.accounting import Sampling, account
 from dpclaims.audits.core import audit, optimal_cp_limit
 from dpclaims.audits.dpvi import DPVIGradientCanary
 from dpclaims.audits.mechanism import NeighbouringPair, add_one, replace_record
-from dpclaims.claims import Claim, Verdict
+from dpclaims.claims import Verdict
+from dpclaims.claims.catalogues.dpvim import AUDIT_CLAIM as CLAIM
+from dpclaims.claims.catalogues.dpvim import AUDIT_READINGS as READINGS
 
 PAPER = "DPVIm (dpvim.txt)"
 
-CLAIM = Claim(
-    id="dpvim/empirical-audit",
-    paper=PAPER,
-    location="Sec. 3.1.1, Cor. 3.1; Sec. 4.1 (Fourier accountant); App. F (delta = 1/N)",
-    statement=("Corollary 3.1. Let $\\delta(\\epsilon; \\sigma_{DP}, T)$ be any privacy "
-               "accounting oracle. Let $\\epsilon > 0, \\sigma_{DP} > 0$. Then aligned DPVI "
-               "consisting of T iterations of Alg. 1 is $(\\epsilon, \\delta(\\epsilon; "
-               "\\sigma_{DP}, T))$ -DP."),
-    check="empirical audit: T steps of aligned DPVI (SGD, all iterates released) with a "
-          "gradient canary; Clopper-Pearson epsilon lower bound on the canary statistic "
-          "sum_t <u, g~_t> / C, against the claimed epsilon",
-)
 
 #: The settings of the two readings (C = 1, sigma_DP = 1, T = 3, N = 20, d = 2, delta = 1/N).
 SETTINGS = {
@@ -66,13 +56,6 @@ SETTINGS = {
                         "relation": "replace-one"},
 }
 
-READINGS = {
-    "full-batch": ("full batch, add-remove (canary added), aligned: claim = exact T-fold "
-                   "Gaussian composition"),
-    "wor-replace-one": ("the paper's accountant (Poisson q = B/N, add-remove, PLD) read as a "
-                        "replace-one guarantee of fixed-size batches without replacement "
-                        "(d3p)"),
-}
 
 ALPHA = 0.05
 

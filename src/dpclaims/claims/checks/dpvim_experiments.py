@@ -46,8 +46,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from dpclaims.analysis.ou import ar1_var_of_mean_factor, fit_ar1, linreg_burnout, rhat_burnout
 from dpclaims.analysis.paired_tests import paired_decision
-from dpclaims.claims import Claim, Verdict
-from dpclaims.claims.catalogues.reported_privacy import DPVIM_PAPER as PAPER
+from dpclaims.claims import Verdict
+from dpclaims.claims.catalogues.dpvim import EXPERIMENT_CLAIMS as CLAIMS
 from dpclaims.experiments.dpvim import (
     CLIP_READINGS,
     NOMINAL,
@@ -55,42 +55,6 @@ from dpclaims.experiments.dpvim import (
     SIGMAS,
     _bootstrap,
 )
-
-CLAIMS = {
-    "ou-scaling": Claim(
-        id="dpvim/ou-noise-scaling", paper=PAPER, location="App. E, eq. (E.7) and below",
-        statement=("Even without determining \\mathbf{A} we can already make an important "
-                   "discovery from this: Since \\mathbf{A} is fixed around the optimum, we see "
-                   "that the noise covariance of our OU process scales linearly with respect "
-                   "to σ_{DP}^2 ."),
-        check="simulation: across-run variance of the iterates at four sigma_DP, SGD and Adam"),
-    "averaging": Claim(
-        id="dpvim/iterate-averaging-gain", paper=PAPER, location="Sec. 3.2",
-        statement=("Compared to using the final iterate of the chain (also an unbiased "
-                   "estimator of $\\boldsymbol{\\xi}^*$), the averaged trace reduces the "
-                   "variance of the estimator by up to a factor of "
-                   "$T_{\\text{burn-out}}^{-1}$."),
-        check="simulation: variance of the window mean vs of the last iterate across runs"),
-    "coverage": Claim(
-        id="dpvim/noise-aware-coverage", paper=PAPER, location="Sec. 3.2",
-        statement=("we can add the variance of the averaged traces to the variances of our "
-                   "posterior to absorb the remaining uncertainty due to the inference "
-                   "process, and recover a noise-aware posterior approximation."),
-        check="simulation: coverage of the non-private optimum over independent runs"),
-    "adult-best": Claim(
-        id="dpvim/adult-aligned-natural-best", paper=PAPER, location="Sec. 4.3, Fig. 5a",
-        statement=("From this figure we see that the aligned natural gradient method clearly "
-                   "outperforms all the other variants in this setting."),
-        check="reduced-size reproduction; exact one-sided sign tests over runs"),
-    "trace-std": Claim(
-        id="dpvim/trace-std-matches-spread", paper=PAPER, location="Sec. 4.3, Fig. 5b",
-        statement=("Figure 5b shows that the noise std estimated from the converged traces "
-                   "is close to the noise std we have across the last iterates of multiple "
-                   "independent repeats."),
-        check="reduced-size reproduction; MSE against the paper's baseline, sign test over "
-              "parameters"),
-}
-
 
 LEVEL = 0.01
 
@@ -185,7 +149,6 @@ def check_averaging(runs: dict, seed: int) -> list[Verdict]:
              + "): the gain is the effective sample size, not T."),
             evidence=ev, seed=seed, certificate=refuted))
     return out
-
 
 
 # ------------------------------------------------------------------------- coverage

@@ -46,57 +46,11 @@ import itertools
 
 from dpclaims.analysis import accounting as acc
 from dpclaims.claims import Claim, Verdict
+from dpclaims.claims.catalogues.dpsep import privacy_numbers as _dpsep_entries
 from dpclaims.claims.catalogues.reported_privacy import REPORTED, ReportedPrivacy
 
 RTOL = 0.05
 NEAR_EXACT = ("analytic-gaussian", "dp_accounting-pld")
-
-# DP-SEP (v0, Sec. 3 and 6): sigma is not reported; "we input a chosen privacy level
-# eps, delta, the number of repetitions T, the number of datapoints N and the clipping
-# norm C to the auto-dp package". One record per step: q = 1/N, T*N steps (the reading
-# `paper:wor(q=1/N)x(T*N)` of dpsep/prop2-privacy; the other readings are checked there).
-_DPSEP_STATEMENT = {
-    "mog": ("The bottom row shows the labels for DPSEP with $\\delta = 10^{-5}$ and "
-            "$\\epsilon = 1, 5, 50$."),
-    "uci": ("The privacy budget was set to $\\epsilon = 1$ and $\\delta = 10^{-5}$ in the "
-            "DP-SEP experiments."),
-}
-_DPSEP_LOCATION = {"mog": "Sec. 6.1, Fig. 1 caption (N = 1000, 100 iterations)",
-                   "uci": "Sec. 6.2 (UCI, T = 40)"}
-
-
-def _dpsep_entries() -> tuple[ReportedPrivacy, ...]:
-    from dpclaims.claims.catalogues.dpsep import PAPER_SETTINGS
-
-    out = []
-    for name, n, t, eps in PAPER_SETTINGS:
-        kind = "mog" if name == "mog" else "uci"
-        ident = f"dpsep/eps-{name}-{eps:g}" if kind == "mog" else f"dpsep/eps-{name}"
-        out.append(ReportedPrivacy(
-            id=ident,
-            paper="DP-SEP v0 (dpsep_full_v0.txt)",
-            location=_DPSEP_LOCATION[kind],
-            statement=_DPSEP_STATEMENT[kind],
-            reported_epsilon=eps,
-            deltas=(1e-5,),
-            delta_stated=True,
-            noise_multipliers=(),
-            sigma_stated=False,
-            sigma_note=("sigma from autodp for the chosen (eps, delta, T, N); noise std "
-                        "sigma * 2 gamma C / N on theta_new (Prop. 1)"),
-            dataset_size=n,
-            batch_size=1,
-            steps=(t * n,),
-            steps_stated=True,
-            paper_accounting=("auto-dp package (subsampled Gaussian, Wang et al. 2019), "
-                              "sampling rate 1/N"),
-            paper_sampling="without-replacement",
-            paper_relation="replace-one",
-            real_sampling="shuffle",
-            missing=("sigma (derived here by the paper's procedure); T*N steps is one of three "
-                     "readings of T (see dpsep/prop2-privacy)"),
-        ))
-    return tuple(out)
 
 
 def catalogue() -> tuple[ReportedPrivacy, ...]:

@@ -27,37 +27,14 @@ from dpclaims.audits.mechanism import (
     replace_record,
 )
 from dpclaims.audits.vips import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
-from dpclaims.claims import CheckTimer, Claim, InputError, Verdict
+from dpclaims.claims import CheckTimer, InputError, Verdict
+from dpclaims.claims.catalogues.vips import CLAIMS, READINGS
 from dpclaims.claims.checks.privacy_numbers import catalogue, check_catalogue
 from dpclaims.claims.checks.vips_blr_sbn_accuracy import BUDGETS as BLR_SBN_BUDGETS
 from dpclaims.claims.checks.vips_blr_sbn_accuracy import check_blr_accuracy, check_sbn_accuracy
 from dpclaims.claims.checks.vips_lda_accuracy import BUDGETS as LDA_BUDGETS
 from dpclaims.claims.checks.vips_lda_accuracy import check_lda_accuracy
 from dpclaims.property_tests.sensitivity import check_sensitivity
-
-PAPER = "VIPS (vips.txt)"
-
-CLAIMS = {
-    "log-moment": Claim(
-        id="vips/log-moment-gaussian",
-        paper=PAPER,
-        location="Sec. 3.2.2",
-        statement=("From Proposition 1.6 of Bun & Steinke (2016) along with simple algebra, "
-                   "the log moment function of the Gaussian Mechanism \\mathcal{M} is "
-                   "$\\alpha_{\\mathcal{M}}(\\lambda) = \\frac{\\lambda(\\lambda+1)\\Delta^2}"
-                   "{2\\sigma^2}$."),
-        check="exact recomputation (autodp's Gaussian RDP, Mironov 2017 Prop. 3)",
-    ),
-}
-
-# The same section fixes the noise: "perturbs it using the Gaussian mechanism with
-# variance $\Delta^2\sigma^2I_d$, where Δ is the L2-sensitivity" (Alg. 2: N(0, sigma^2
-# Delta^2 I)); Sec. 2.2.1 instead writes Z ~ N(0, sigma^2) with sigma an absolute std.
-READINGS = {
-    "sigma-multiplier": ("sigma is the noise multiplier of Algorithm 2 and Sec. 3.2.2 (noise "
-                         "variance Delta^2 sigma^2)"),
-    "sigma-absolute": "sigma is the absolute noise std (Sec. 2.2.1: Z ~ N(0, sigma^2))",
-}
 
 
 def printed_log_moment(lam, delta_sens: float, sigma: float) -> np.ndarray:
@@ -125,48 +102,6 @@ def check_log_moment(n_records: int = 39_074, sigma: float = 1.0,
 
 
 # --------------------------------------------------------------------------- sensitivities
-
-CLAIMS.update({
-    "eq22": Claim(
-        id="vips/eq22-sensitivity", paper=PAPER, location="Sec. 3.2.1, eq. 22",
-        statement=(
-            "$$\\Delta M_l = \\max_{\\substack{\\mathcal{D}, \\mathcal{D}' \\\\ \\mathrm{d}"
-            "(\\mathcal{D}, \\mathcal{D}') \\le 1}} |M_l(\\mathcal{D}) - M_l(\\mathcal{D"
-            "}')| \\le \\max_{\\substack{\\mathcal{D}_N, q(\\boldsymbol{l}_N)}} \\frac{2}"
-            '{N} |\\mathbb{E}_{q(\\boldsymbol{l}_N)} \\mathbf{s}_l(\\mathcal{D}_N, \\bol'
-            'dsymbol{l}_N)|. \\tag{22}$$'),
-        check="hypothesis property test (BLR statistics, per coordinate, N records)"),
-    "eq23": Claim(
-        id="vips/eq23-minibatch-sensitivity", paper=PAPER, location="Sec. 3.2.3, eq. 23",
-        statement=(
-            '$$\\Delta M_l \\le \\max_{\\mathcal{D}_S, q(l_S)} \\frac{2}{S} |\\mathbb{E}_'
-            '{q(l_S)} \\mathbf{s}_l(\\mathcal{D}_S, l_S)| . \\tag{23}$$'),
-        check="hypothesis property test (BLR statistics, per coordinate, S records)"),
-    "blr": Claim(
-        id="vips/blr-sensitivity", paper=PAPER, location="App., eqs. 57 and 59",
-        statement=("\\le \\max_{\\mathbf{x}_n, y_n} \\frac{2}{N} |(y_n - \\frac{1}{2})| "
-                   "|\\mathbf{x}_n|_2 \\le \\frac{2}{N}, \\tag{57}"),
-        check="hypothesis property test of s1, s2 and the joint vector (L2)"),
-    "lda": Claim(
-        id="vips/lda-sensitivity", paper=PAPER, location="Sec. 4.2 (clipping), App. Sec. 2",
-        statement=("After this the procedure, the sensitivity of the clipped expected "
-                   "sufficient statistics matrix becomes $a\\Delta\\bar{\\mathbf{s}}$ (i.e., "
-                   "$a\\frac{N}{S}$), and we add noise on this scale to the clipped expected "
-                   "sufficient statistics."),
-        check="hypothesis property test (documents as word-count vectors, replace-one)"),
-    "sbn": Claim(
-        id="vips/sbn-sensitivity", paper=PAPER, location="Sec. 7 (SBN), eq. 72",
-        statement=("We first scale down each sufficient statistic vector by its own "
-                   "sensitivity, i.e., $\\mathbf{s}'_i = \\bar{\\mathbf{s}}_i/C_i$, so that the "
-                   "concatenated vector (denoted by \\mathbf{s}')'s sensitivity becomes simply "
-                   "$\\sqrt{7}$."),
-        check="hypothesis property test of the rescaled joint vector"),
-    "alg2": Claim(
-        id="vips/alg2-noise-calibration", paper=PAPER, location="Algorithm 2",
-        statement=("Compute the L2-sensitivity Δ of the expected sufficient statistics."),
-        check="property tests: is each model's stated Delta an L2 bound for the released "
-              "vector (not a per-coordinate one)?"),
-})
 
 
 def blr_pairs():
@@ -361,20 +296,6 @@ def check_alg2_calibration(blr: list[Verdict], lda: list[Verdict],
 
 
 # --------------------------------------------------------------------------- audits
-
-CLAIMS.update({
-    "audit-lda": Claim(
-        id="vips/empirical-audit-lda", paper=PAPER, location="Algorithm 3",
-        statement=("Output the perturbed expected sufficient statistics \\tilde{\\mathbf{s}}_k^v "
-                   "= \\bar{\\mathbf{s}} + Y_k^v, where Y_k^v is Gaussian noise given in Eq. "
-                   "27, but using clipped sensitivity a\\frac{N}{S}."),
-        check="empirical audit of one released step (Clopper-Pearson certificate)"),
-    "audit-blr": Claim(
-        id="vips/empirical-audit-blr", paper=PAPER, location="Algorithms 4 and 5",
-        statement=("Using the sensitivity of the expected sufficient statistics given in Eq. "
-                   "57 and Eq. 59"),
-        check="empirical audit of one released step (Clopper-Pearson certificate)"),
-})
 
 
 def audit_lda_step(n_trials: int, seed: int, sigma: float = 1.24, delta: float = 1e-5):

@@ -114,7 +114,8 @@ from dpclaims.algorithms.vips_blr import evaluate, vb_blr_full_batch
 from dpclaims.algorithms.vips_sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
 from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.analysis.paired_tests import sign_test as _sign_test
-from dpclaims.claims import Claim, InputError, Verdict
+from dpclaims.claims import InputError, Verdict
+from dpclaims.claims.catalogues.vips import ACCURACY_CLAIMS as CLAIMS
 from dpclaims.experiments.vips_blr_sbn import (
     BLR_DELTA,
     BLR_INIT_SCALE,
@@ -135,29 +136,6 @@ from dpclaims.experiments.vips_blr_sbn import (
 
 PAPER = "VIPS (vips.txt)"
 
-CLAIMS = {
-    "blr": Claim(
-        id="vips/blr-approaches-nonprivate", paper=PAPER,
-        location="Sec. 6.4, Fig. 6 (a derived claim: no sentence states it)",
-        statement=(
-            "For $\\sigma = 0$, the algorithm is equivalent to the non-private training under "
-            "the logistic regression model."),
-        check=("derived from Fig. 6's boxes (the paper states no sentence of it): private "
-               "BLR approaches the non-private AUC as epsilon grows. Reduced-size "
-               "reproduction of Fig. 6: test AUC per seed at sigma in "
-               "{0, 1, 6, 12}; Page's exact trend test over seeds (blocks), level 0.05")),
-    "sbn": Claim(
-        id="vips/sbn-ma-beats-strong-composition", paper=PAPER,
-        location="Sec. 7.1, Fig. 8 caption",
-        statement=(
-            "The private version using strong composition (blue) performed worse than when "
-            "using moments accountant (red) regardless of the size of mini-batches, since "
-            "the level of additive noise per iteration in strong composition is higher than "
-            "that of the moments accountant."),
-        check=("reduced-size reproduction of Fig. 8: held-out prediction accuracy per paired "
-               "seed, MA vs SC at the same total (epsilon, delta); exact one-sided sign test "
-               "per minibatch size, level 0.05")),
-}
 
 BUDGETS = {
     "smoke": {"blr_seeds": 4, "blr_iterations": 30, "sbn_seeds": 6, "sbn_iterations": 10},

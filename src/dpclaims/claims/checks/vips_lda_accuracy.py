@@ -103,6 +103,7 @@ from dpclaims.analysis.paired_tests import (
     paired_decision,
 )
 from dpclaims.claims import Claim, Verdict
+from dpclaims.claims.catalogues.vips import LDA_CLAIMS as CLAIMS
 from dpclaims.experiments.vips_lda import (
     DELTA,
     LABELS,
@@ -118,28 +119,7 @@ from dpclaims.experiments.vips_lda import (
 )
 
 PAPER = "VIPS (vips.txt)"
-LOCATION = "Sec. 4.3, Fig. 2 (and Fig. 3)"
-CHECK = ("reduced-size reproduction: held-out perplexity per seed at the same total "
-         "(epsilon, delta), exact one-sided sign test over seeds")
 
-CLAIMS = {
-    "strong": Claim(
-        id="vips/lda-ma-beats-strong-composition", paper=PAPER, location=LOCATION,
-        statement=("We found that the moments accountant composition substantially "
-                   "outperformed strong composition in each of these settings."),
-        check=CHECK),
-    "clipping": Claim(
-        id="vips/lda-clipping-helps", paper=PAPER, location=LOCATION,
-        statement=("Our proposed method, which implements the clipping procedure described "
-                   "in the previous section, also outperformed a baseline in which the "
-                   "clipping step was not applied."),
-        check=CHECK),
-    "word-frequency": Claim(
-        id="vips/lda-ma-beats-word-frequency", paper=PAPER, location=LOCATION,
-        statement=("The moments accountant was able to consistently beat a simple non-private "
-                   "baseline, predicting based on empirical word frequencies"),
-        check=CHECK),
-}
 
 BUDGETS = {
     "smoke": {"lda_seeds": 2, "lda_epochs": 1},

@@ -1,0 +1,157 @@
+"""Wall-clock timings of the everyday commands, cold and warm, beside their targets.
+
+    python benchmarks/cli_timings.py [--repeats 3] [--skip-audit] [--record]
+
+What is timed (each a fresh process, as a user runs it):
+
+* ``import dpclaims`` and ``import dpclaims.cli`` (target: under 0.5 s);
+* ``dpclaims --help``;
+* ``dpclaims check-variant examples/variants.py:correct`` at its default budget;
+* ``dpclaims audit --paper all --budget smoke`` (target: under 1 min on 2 cores);
+* ``dpclaims audit --paper dpsep --budget quick``, what ``make audit`` runs (target:
+  within 3 min on 2 cores), unless ``--skip-audit``.
+
+*Cold* is the first run after the package's ``__pycache__`` folders are removed (the
+bytecode is compiled again; the operating system's file cache is not dropped, which
+needs privileges a user does not have); *warm* is the median of ``--repeats`` runs after
+it. The machine (cores, Python, platform) and its load average are printed with the
+table, so figures from a busy machine read as such. ``make test`` (target: within 8 min
+on 2 cores) is not run here: pytest prints its own time.
+
+``--record`` writes ``src/dpclaims/expected_seconds.json``: the seconds per check of the
+audits run here (from their ``run_info.json``), which the CLI's progress line uses for
+"check k of N" and its estimate of the time left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "dpclaims"
+DPCLAIMS = str(Path(sys.executable).with_name("dpclaims"))
+
+
+def run(cmd: list[str]) -> float:
+    """Seconds of one run of ``cmd``; raises CalledProcessError (with its stderr) on
+    an exit code other than 0."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, cmd, proc.stdout, proc.stderr)
+    return seconds
+
+
+def clear_bytecode() -> None:
+    for cache in PACKAGE.rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def cold_and_warm(cmd: list[str], repeats: int) -> tuple[float, float]:
+    clear_bytecode()
+    cold = run(cmd)
+    warm = statistics.median(run(cmd) for _ in range(repeats))
+    return cold, warm
+
+
+def record(key: str, run_info: Path) -> None:
+    """Write the seconds per check of ``run_info`` (a run_info.json of ``dpclaims audit``)
+    as the plan of ``key`` ("paper/budget") in src/dpclaims/expected_seconds.json. For
+    ``all/...`` the papers' checks are concatenated in the order they ran; for
+    ``dpsep/...`` the DP-SEP part of an ``all`` run is the same list of checks."""
+    if "/" not in key:
+        raise ValueError(f"key must be paper/budget, got {key!r}")
+    timings = json.loads(Path(run_info).read_text())["seconds per check"]
+    paper = key.split("/")[0]
+    nested = all(isinstance(v, dict) for v in timings.values())
+    if paper == "all":
+        if not nested:
+            raise ValueError(f"{run_info} is not an `audit --paper all` run")
+        plan = [[n, s] for part in timings.values() for n, s in part.items()]
+    elif nested:
+        plan = [[n, s] for n, s in timings[paper].items()]
+    else:
+        plan = [[n, s] for n, s in timings.items()]
+    path = PACKAGE / "expected_seconds.json"
+    table = json.loads(path.read_text()) if path.exists() else {"plans": {}}
+    table["plans"][key] = plan
+    table.setdefault("measured_on", {})[key] = (
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{sum(s for _, s in plan):.0f} s in all")
+    path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    print(f"recorded {key} ({len(plan)} checks) in {path}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=3, help="warm runs per command (median)")
+    ap.add_argument("--skip-audit", action="store_true",
+                    help="leave out the quick DP-SEP audit (make audit's job, minutes)")
+    ap.add_argument("--record", action="store_true",
+                    help="write src/dpclaims/expected_seconds.json from the audits run")
+    ap.add_argument("--record-from", action="append", default=[], metavar="KEY=RUN_INFO",
+                    help="record the plan KEY (e.g. all/quick) from an existing run_info.json "
+                         "and exit (nothing is timed)")
+    args = ap.parse_args(argv)
+    if args.repeats < 1:
+        ap.error(f"--repeats must be >= 1, got {args.repeats}")
+    if args.record_from:  # record existing runs only, time nothing
+        for spec in args.record_from:
+            key, _, path = spec.partition("=")
+            record(key, Path(path))
+        return 0
+    out = Path(tempfile.mkdtemp(prefix="dpclaims-timings-"))
+    py = sys.executable
+    jobs = [
+        ("import dpclaims", [py, "-c", "import dpclaims"], 0.5, 1),
+        ("import dpclaims.cli", [py, "-c", "import dpclaims.cli"], 0.5, args.repeats),
+        ("dpclaims --help", [DPCLAIMS, "--help"], None, args.repeats),
+        ("check-variant examples/variants.py:correct (default budget)",
+         [DPCLAIMS, "check-variant", "examples/variants.py:correct",
+          "--out", str(out / "variant")], None, 1),
+        ("audit --paper all --budget smoke",
+         [DPCLAIMS, "audit", "--paper", "all", "--budget", "smoke", "--seed", "0",
+          "--out", str(out / "smoke")], 60.0, 1),
+    ]
+    if not args.skip_audit:
+        jobs.append(("make audit (audit --paper dpsep --budget quick)",
+                     [DPCLAIMS, "audit", "--paper", "dpsep", "--budget", "quick", "--seed",
+                      "0", "--out", str(out / "quick")], 180.0, 0))
+    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{platform.platform()}; load average before: {os.getloadavg()[0]:.2f}")
+    rows = []
+    for label, cmd, target, repeats in jobs:
+        if repeats:
+            cold, warm = cold_and_warm(cmd, repeats)
+        else:  # minutes long: one run, bytecode already compiled by the runs above
+            cold, warm = float("nan"), run(cmd)
+        ok = "" if target is None else ("yes" if warm <= target else "NO")
+        rows.append((label, cold, warm, target, ok))
+        print(f"  {label}: cold {cold:.2f} s, warm {warm:.2f} s", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.2f}\n")
+    print("| command | cold (s) | warm (s) | target (s) | within |")
+    print("|---|---|---|---|---|")
+    for label, cold, warm, target, ok in rows:
+        t = "-" if target is None else f"{target:g}"
+        c = "-" if cold != cold else f"{cold:.2f}"
+        print(f"| {label} | {c} | {warm:.2f} | {t} | {ok or '-'} |")
+    if args.record:
+        for key, folder in (("all/smoke", "smoke"), ("dpsep/quick", "quick")):
+            if (out / folder / "run_info.json").exists():
+                record(key, out / folder / "run_info.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

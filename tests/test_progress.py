@@ -1,0 +1,38 @@
+"""Progress lines: k of N and the time left from a recorded plan (issue 13)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from dpclaims import cli
+
+
+def test_eta_scales_the_recorded_seconds_by_this_runs_speed(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(cli.time, "perf_counter", lambda: now[0])
+    eta = cli._Eta([("a", 10.0), ("b", 30.0), ("c", 60.0)])
+    assert eta.describe("[p/q] a", "a") == (
+        "check 1 of 3: [p/q] a (0 s elapsed, about 100 s left)")  # as recorded
+    now[0] += 20.0                       # "a" took 20 s: this run is twice as slow
+    assert eta.describe("[p/q] b", "b") == (
+        "check 2 of 3: [p/q] b (20 s elapsed, about 3 min left)")  # 2 x 90 s
+    now[0] += 40.0                       # "b" took 40 s: still twice as slow
+    assert "about 2 min left" in eta.describe("c")            # 2 x 60 s
+    # a step the plan does not know: a plain numbered line, no guessed count
+    assert eta.describe("writing report").startswith("step 4 (60.0 s elapsed): ")
+
+
+def test_without_a_plan_steps_are_numbered():
+    eta = cli._Eta(None)
+    assert eta.describe("loading").startswith("step 1 (")
+    assert eta.describe("audit").startswith("step 2 (")
+
+
+def test_the_recorded_plans_are_well_formed():
+    table = json.loads(resources.files("dpclaims").joinpath(cli.EXPECTED_SECONDS).read_text())
+    assert {"dpsep/quick", "all/smoke"} <= set(table["plans"])
+    for plan in table["plans"].values():
+        assert plan and all(isinstance(n, str) and s >= 0 for n, s in plan)
+    assert cli._plan("dpsep/quick")[0][0] == "Prop. 1 property test"
+    assert cli._plan("no/such") is None
