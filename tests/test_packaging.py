@@ -22,6 +22,8 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+import zipfile
+from email.parser import Parser
 from pathlib import Path
 
 import pytest
@@ -161,6 +163,18 @@ def exercise(bin_dir: Path, tmp: Path) -> None:
                  "--seed", "0", "--out", tmp / "check", cwd=tmp)
     assert claims.returncode == 3, claims.stdout[-3000:] + claims.stderr[-3000:]
     assert json.loads((tmp / "check" / "results.json").read_text())["claims"]
+
+
+def test_wheel_metadata_has_the_license_python_and_ranges(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        meta = Parser().parsestr(z.read(name).decode())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert meta["License-Expression"] == "MIT"
+    assert meta["Requires-Python"] == project["requires-python"] == ">=3.10"
+    requires = [str(Requirement(r)) for r in meta.get_all("Requires-Dist")
+                if "extra ==" not in r]
+    assert requires == [str(Requirement(r)) for r in project["dependencies"]]
 
 
 def test_wheel_keeps_numpy_and_scipy_at_their_lower_bounds(wheel, bounds, tmp_path):
