@@ -30,7 +30,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 ## Build the wheel and install it in fresh venvs beside the lowest supported stack
-## (tests/test_packaging.py; needs PyPI; about two minutes).
+## (tests/test_packaging.py; needs PyPI; 1 to 5 minutes here, by the load).
 test-install: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:xdist -m install tests/test_packaging.py
 

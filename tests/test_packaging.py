@@ -1,17 +1,19 @@
 """The built wheel installs beside a researcher's stack (issue 13).
 
-Each test builds the wheel, makes a fresh venv, installs a stack first and the
-wheel after it with plain ``pip install``, and fails if pip moved any package of
-that stack; then it runs the CLI from the venv (``--help``, ``account`` against
-dp_accounting's own DP-SGD figures, ``check-variant`` on the README's correct and
-wrong variants, ``check`` on the Abadi et al. claims file, which reads TOML).
+The wheel's metadata must state the license, the Pythons and the ranges of
+pyproject.toml. Then each install test makes a fresh venv, installs a stack first
+and the built wheel after it with plain ``pip install``, and fails if pip moved any
+package of that stack; then it runs the CLI from the venv (``--help``, ``account``
+against dp_accounting's own DP-SGD figures, ``check-variant`` on the README's
+correct and wrong variants, ``check`` on the Abadi et al. claims file, which reads
+TOML).
 
 Two stacks: numpy and scipy alone at the lower bounds in pyproject.toml (pip then
 chooses every other dependency, newest first), and every runtime dependency at its
 lower bound. Marked ``install``: `make test` leaves these out, `make test-install`
-runs them (about two minutes: fresh venvs from PyPI). They skip when PyPI cannot be
-reached. ``DPCLAIMS_INSTALL_PYTHON=/path/to/python`` makes the venvs with another
-interpreter (default: the one running pytest).
+runs them (1 to 5 minutes on 2 cores: fresh venvs from PyPI). They skip when PyPI
+cannot be reached. ``DPCLAIMS_INSTALL_PYTHON=/path/to/python`` makes the venvs
+with another interpreter (default: the one running pytest).
 """
 
 from __future__ import annotations
