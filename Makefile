@@ -3,15 +3,19 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Exactly the versions CI tested (CPython 3.11), with hashes; `make lock` rewrites it.
+LOCK   := requirements.lock
+UV     := uv==0.13.9
 
-.PHONY: audit test lint install clean
+.PHONY: audit test test-install lint install lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(STAMP): $(BIN)/python pyproject.toml $(LOCK)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -31,11 +35,24 @@ test: $(STAMP)
 DOCS_STAMP := $(VENV)/.installed-docs
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test,docs]"
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
 	$(BIN)/sphinx-build -W --keep-going -E -q -b html docs docs/_build/html
+
+## Build the wheel and install it in fresh venvs beside the lowest supported stack
+## (tests/test_packaging.py; needs PyPI; 1 to 5 minutes here, by the load).
+test-install: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:xdist -m install tests/test_packaging.py
+
+## Rewrite requirements.lock from pyproject.toml with uv (a dev tool, installed here
+## only). Locked versions that still satisfy pyproject.toml are kept; UPGRADE=1 takes
+## the newest.
+lock: $(BIN)/python
+	$(BIN)/python -m pip install --quiet "$(UV)"
+	$(BIN)/uv pip compile pyproject.toml --extra test --generate-hashes --python-version 3.11 \
+		--quiet $(if $(UPGRADE),--upgrade) -o $(LOCK)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples

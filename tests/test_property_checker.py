@@ -265,3 +265,16 @@ def test_same_seed_same_json_whatever_the_calling_script(tmp_path):
                               cwd=tmp_path, check=True, timeout=120)
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("missing", ["_get_local_constants", "CONSTANTS_CACHE",
+                                     "_local_constants"])
+def test_a_hypothesis_without_the_patched_internals_is_named_not_silently_unpatched(
+        monkeypatch, missing):
+    """Issue 13: hypothesis is a range now; before 6.131.9 (or after a future change)
+    the internals the seed-only patch needs are missing, and the check says which."""
+    from hypothesis.internal.conjecture import providers
+
+    monkeypatch.delattr(providers, missing)
+    with pytest.raises(RuntimeError, match="6.131.9"):
+        check_sensitivity(st.floats(0, 1), lambda x: 0.0, 1.0, max_examples=5)

@@ -104,9 +104,11 @@ def _no_local_constants():
     from hypothesis.internal.conjecture import providers
 
     original = getattr(providers, "_get_local_constants", None)
-    if original is None or not hasattr(providers, "CONSTANTS_CACHE"):
-        raise RuntimeError("hypothesis.internal.conjecture.providers no longer has "
-                           "_get_local_constants / CONSTANTS_CACHE: update _no_local_constants")
+    if (original is None or not hasattr(providers, "CONSTANTS_CACHE")
+            or not hasattr(providers, "_local_constants")):
+        raise RuntimeError("hypothesis.internal.conjecture.providers has no "
+                           "_get_local_constants / CONSTANTS_CACHE / _local_constants "
+                           "(they exist from hypothesis 6.131.9): update _no_local_constants")
     empty = type(providers._local_constants)()
     providers.CONSTANTS_CACHE.cache.clear()
     providers._get_local_constants = lambda: empty

@@ -40,8 +40,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
+import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, published as tomli
+    import tomli as tomllib
 
 from dpclaims.analysis.accounting import steps_for_epochs
 from dpclaims.analysis.domains import Ball, Box, FiniteSet
