@@ -39,7 +39,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "algorithms.py"
 EXPECTED = [("dpvi_aligned", 0), ("dpvi_vanilla", 0), ("dpvi_natural", 0),
             ("dpvi_aligned_final", 0), ("dpvi_noise_not_rescaled", 1),
             ("dpsep_as_printed", 0), ("dpsep_sep_update", 1),
-            ("vips_wor", 0), ("vips_shuffled_as_wor", 0)]
+            ("vips_wor", 0), ("vips_shuffled_as_wor", 0), ("vips_shuffled_as_wor_small_q", 0)]
 
 
 def run_cli(tmp_path, spec):
@@ -67,6 +67,11 @@ def test_check_variant_on_the_examples(tmp_path, example, code):
         assert 1 < ev["counterexample"]["ratio"] <= ev["max_ratio"] <= 10 * (1 + 1e-9)
     else:
         assert v["step-sensitivity"]["verdict"] == "holds"
+    if example == "vips_shuffled_as_wor":    # the shuffle costs nothing here: holds as performed
+        assert v["accounting-as-performed"]["verdict"] == "holds"
+    if example == "vips_shuffled_as_wor_small_q":   # known order: 2.94 > 2.66, not deciding
+        assert v["accounting-as-performed"]["verdict"] in ("refuted", "inconclusive")
+        assert audit["verdict"] == "inconclusive"
     if code == 1:
         assert audit["verdict"] == "refuted"
         assert audit["evidence"]["audit"]["epsilon_lower_bound"] > audit["evidence"][

@@ -177,7 +177,10 @@ class DPVIRun:
         Planted bug: the noise std is sigma * noise_clip instead of sigma * C.
     data_seed : int
         Seed of the background records (:func:`dpvi_background`).
-    name : str, optional
+    label : str, optional
+        The name (default: built from the parameters).
+    batches : {"mask", "gather"}
+        How Poisson batches are drawn (:meth:`run`); the same law.
 
     Raises
     ------
@@ -199,6 +202,7 @@ class DPVIRun:
     noise_clip: float | None = None
     data_seed: int = 0
     label: str | None = None
+    batches: str = "mask"
     relation: str = field(default="add-remove", init=False)
 
     def __post_init__(self) -> None:
@@ -216,6 +220,8 @@ class DPVIRun:
         object.__setattr__(self, "delta", _check_gaussian_delta(self.delta))
         if self.noise_clip is not None:
             object.__setattr__(self, "noise_clip", check_positive(self.noise_clip, "noise_clip"))
+        if self.batches not in ("mask", "gather"):
+            raise ValueError(f"batches must be 'mask' or 'gather', got {self.batches!r}")
 
     # ------------------------------------------------------------------ description
 
@@ -309,25 +315,33 @@ class DPVIRun:
 
     def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
         """``n_runs`` runs of T steps: final xi (n_runs, 2d) or the released sums (n_runs,
-        T, k), per ``threat_model``. Each step draws the Poisson batches
-        (:func:`~dpclaims.algorithms.dpvi.draw_batches`), eta (n, d), psi (n, k), as
-        :func:`~dpclaims.algorithms.dpvi.run_dpvi` does.
+        T, k), per ``threat_model``. Each step draws the Poisson batches, then eta (n, d),
+        psi (n, k), as :func:`~dpclaims.algorithms.dpvi.run_dpvi` does. ``batches =
+        "mask"`` (default) draws the batch as a mask over all N records (one uniform per
+        record: the same law, no gather; fastest for small N); ``"gather"`` uses
+        :func:`~dpclaims.algorithms.dpvi.draw_batches` (the reference's random stream).
 
         Raises ValueError on bad data (:meth:`check_data`) or n_runs < 1.
         """
         n = check_count(n_runs, "n_runs")
         x, y, c = self.check_data(data)
         config, fam = self._config(), self.family
-        ordinary = (c == 0).astype(float)
         xi = np.broadcast_to(fam.init(0.0, 1.0, 1)[0], (n, fam.n_params)).copy()
         trace = (np.empty((n, self.steps, self.released_dim))
                  if self.threat_model == "full-trace" else None)
+        n_rec = x.shape[0]
+        xb, yb = np.broadcast_to(x, (n, n_rec, self.dim)), np.broadcast_to(y, (n, n_rec))
         for t in range(self.steps):
-            idx, w = draw_batches(rng, n, x.shape[0], config)
+            if self.batches == "mask":      # every record, weight 1 if sampled (no gather)
+                w = (rng.random((n, n_rec)) < self.sampling_rate).astype(float)
+                bx, by, bc = xb, yb, np.broadcast_to(c, (n, n_rec))
+            else:
+                idx, w = draw_batches(rng, n, n_rec, config)
+                bx, by, bc = x[idx], y[idx], c[idx]
             eta = rng.standard_normal((n, self.dim))
             psi = rng.standard_normal((n, self.released_dim))
-            s = np.sum(c[idx] * w, axis=1)
-            out = self._release(xi, eta, psi, x[idx], y[idx], w * ordinary[idx], s)
+            s = np.sum(bc * w, axis=1)
+            out = self._release(xi, eta, psi, bx, by, w * (bc == 0), s)
             xi = xi + self.lr * out.direction
             if trace is not None:
                 trace[:, t] = out.released
@@ -726,6 +740,18 @@ class VIPSRun:
             steps=self.iterations))
         eps = account_event(event, self.delta, "replace-one").row("dp_accounting-rdp").epsilon
         return PrivacyClaim(float(eps), self.delta, "replace-one", event)
+
+    @property
+    def performed_event(self):
+        """The DpEvent of the sampling really performed, when it differs from the claim's:
+        for "shuffle", one unamplified Gaussian(sigma / sqrt 2) per epoch (exact when the
+        pass order is known to the adversary, an upper bound for a hidden shuffle;
+        :class:`~dpclaims.analysis.accounting.Sampling`). None for "wor"."""
+        if self.batching == "wor":
+            return None
+        return dp_event_for(self.noise_multiplier / math.sqrt(2.0), Sampling(
+            "shuffle", dataset_size=self.n_records, batch_size=self.batch_size,
+            epochs=self.epochs))
 
     @property
     def step_sensitivity(self) -> Sensitivity:

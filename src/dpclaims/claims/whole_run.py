@@ -10,6 +10,8 @@
     updates.
 ``<name>/accounting``  (when its claim has a dp_event) the whole-run event recomputed by
     every accountant (the same check as for a mechanism).
+``<name>/accounting-as-performed``  (when it has ``performed_event``) the claim accounted
+    for the sampling really performed (:func:`check_performed_sampling`).
 ``<name>/whole-run-audit``  (always) :func:`~dpclaims.audits.whole_run.audit_whole_run`
     with the gradient canary (or the input-space canary), under the algorithm's threat
     model: ``refuted`` when the Clopper-Pearson certificate exceeds the claimed epsilon
@@ -21,9 +23,12 @@ certificate's confidence is 1 - alpha).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import strategies as st
 
+from dpclaims.analysis.accounting import account_event
 from dpclaims.analysis.records import get_record, n_records
 from dpclaims.audits.mechanism import InvalidMechanismError, Sensitivity
 from dpclaims.audits.whole_run import (
@@ -124,6 +129,53 @@ def check_step_sensitivity(alg, max_examples: int, seed: int) -> Verdict | None:
                    evidence=ev, seed=seed)
 
 
+def check_performed_sampling(alg, seed: int) -> list[Verdict]:
+    """The claim accounted for the sampling the algorithm really performs
+    (``performed_event``, e.g. a shuffled pass: one unamplified Gaussian per epoch).
+
+    The event's epsilon is exact when the pass order is known to the adversary and an
+    upper bound for a hidden shuffle (:class:`~dpclaims.analysis.accounting.Sampling`).
+    At most the claimed epsilon: ``holds`` (for a hidden shuffle too). Above it:
+    ``refuted`` under the reading "order known to the adversary" (a threat model
+    stronger than the claim's: shown, never deciding) and ``inconclusive`` for a hidden
+    shuffle (no certified lower bound is computed for it). [] without ``performed_event``.
+    """
+    event = getattr(alg, "performed_event", None)
+    if event is None:
+        return []
+    c = alg.claim
+    claim = _claim(alg, "accounting-as-performed",
+                   f"the whole run, with the sampling it performs ({event!r:.120}), is "
+                   f"({c.epsilon:.6g}, {c.delta:g})-DP under {c.relation}",
+                   "accounting recomputation for the sampling performed")
+    res = account_event(event, c.delta, c.relation)
+    rows = {r.name: r.epsilon for r in res.rows if r.epsilon is not None}
+    exact = rows.get("analytic-gaussian")
+    ev = {"claimed_epsilon": c.epsilon, "performed_event": repr(event),
+          "accounting": res.to_dict()}
+    if exact is None:
+        return [Verdict(claim, "as performed", "inconclusive",
+                        "Inconclusive: no exact accountant for the performed sampling "
+                        f"({', '.join(f'{k} {v:.4g}' for k, v in rows.items())}).",
+                        evidence=ev, seed=seed)]
+    if exact <= c.epsilon * (1 + 1e-6):
+        return [Verdict(claim, "as performed", "holds",
+                        f"Holds: the sampling performed gives epsilon {exact:.4g} <= claimed "
+                        f"{c.epsilon:.4g} even with the pass order known to the adversary "
+                        "(exact there; an upper bound for a hidden shuffle).",
+                        evidence=ev, seed=seed)]
+    return [Verdict(claim, "as performed, order known to the adversary", "refuted",
+                    f"Refuted with the pass order known to the adversary: the sampling "
+                    f"performed gives exactly epsilon {exact:.4g} > claimed {c.epsilon:.4g} "
+                    "(a threat model stronger than the claim's: shown, not deciding).",
+                    evidence=ev, seed=seed, certificate=True),
+            Verdict(claim, "as performed, hidden shuffle", "inconclusive",
+                    f"Inconclusive for a hidden shuffle: {exact:.4g} is only an upper bound "
+                    f"there, above the claimed {c.epsilon:.4g}; no certified lower bound "
+                    "for a hidden shuffle is computed (the whole-run audit is the check).",
+                    evidence=ev, seed=seed)]
+
+
 def _as_lists(data):
     if isinstance(data, tuple):
         return [np.asarray(c).tolist() for c in data]
@@ -198,7 +250,9 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
             tick("accounting of the whole run")
             v = accounting_check(alg, seed)
             if v is not None:
+                v.claim = replace(v.claim, location="user algorithm")
                 verdicts.append(v)
+        verdicts += check_performed_sampling(alg, seed)
         tick("whole-run audit")
         v, w = check_whole_run_audit(alg, budget.n_trials, budget.alpha, seed, budget.workers)
         verdicts.append(v)
