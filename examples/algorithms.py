@@ -72,7 +72,7 @@ def dpvi_aligned_final():
 
 def dpvi_noise_not_rescaled():
     return DPVIRun(**DPVI, variant="aligned", noise_clip=1.0,
-                   label="dpvi-noise-not-rescaled (clip 1 -> 2, noise for 1)")
+                   label="dpvi-noise-not-rescaled")
 
 
 def dpsep_as_printed():
