@@ -108,7 +108,8 @@ def test_same_seed_same_audit():
 # --------------------------------------------------------------------------- vectorised runs
 
 
-@pytest.mark.parametrize("alg", [DPVIRun(), DPVIRun(variant="natural"), DPSEPPass(),
+@pytest.mark.parametrize("alg", [DPVIRun(), DPVIRun(variant="natural"),
+                                 DPVIRun(batches="gather"), DPSEPPass(),
                                  VIPSRun(batching="shuffle")], ids=lambda a: a.name)
 def test_vectorised_run_matches_a_loop_over_runs(alg):
     data = canary_pair(alg, "gradient" if hasattr(alg, "gradient_canary") else "input").d1
