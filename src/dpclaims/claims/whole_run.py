@@ -226,7 +226,9 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
     alg : Algorithm
     budget : VariantBudget
         ``n_trials`` runs per dataset, ``max_examples`` property-test examples, ``alpha``,
-        ``workers``.
+        ``workers``. ``score`` and ``selection_trials`` are not used: the statistic
+        follows the threat model and the canary (:data:`~dpclaims.audits.whole_run.
+        STATISTICS`), and the pair is the canary's (no pair search).
     seed : int
     tick : callable
         Progress callback (the check's name).
