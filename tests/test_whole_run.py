@@ -272,3 +272,19 @@ def test_claims_are_the_whole_run_events():
     assert sep.claim.epsilon == pytest.approx(
         dp_accounting.get_epsilon_gaussian(2.0 / np.sqrt(2), 1e-5))
     assert VIPSRun().iterations == 4
+
+
+@pytest.mark.parametrize("variant", ["aligned", "vanilla", "natural"])
+def test_dpvi_run_is_the_reference_run_dpvi_exactly(variant):
+    # same seed, same random stream (batches, eta, psi): the whole-run algorithm on data
+    # without canaries is algorithms.dpvi.run_dpvi (Poisson batches, SGD), bit for bit
+    from dpclaims.algorithms.dpvi import DPVIConfig, run_dpvi
+
+    alg = DPVIRun(variant=variant, batches="gather", threat_model="final-iterate", steps=5)
+    x, y, _ = alg.data
+    config = DPVIConfig(variant=variant, clip=alg.clip, noise_multiplier=alg.noise_multiplier,
+                        steps=alg.steps, batch_size=None, sampling="poisson",
+                        sampling_rate=alg.sampling_rate, optimiser="sgd", lr=alg.lr)
+    init = np.broadcast_to(alg.family.init(0.0, 1.0, 1)[0], (64, 2 * alg.dim))
+    ref = run_dpvi(alg.model, x, y, config, n_runs=64, seed=7, init=init).final
+    np.testing.assert_array_equal(alg.run(alg.data, np.random.default_rng(7), 64), ref)
