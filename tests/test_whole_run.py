@@ -210,6 +210,10 @@ def test_check_variant_rejects_both(tmp_path):
                  "both = Both()\n")
     with pytest.raises(InputError, match="both `release`"):
         load_variant(f"{f}:both")
+    from dpclaims.reports.variant import VariantBudget, check_variant
+
+    with pytest.raises(InputError, match="both `release`"):
+        check_variant(_Both(), VariantBudget(n_trials=100))
     result = CliRunner().invoke(main, ["check-variant", f"{f}:both", "--out",
                                        str(tmp_path / "o")])
     assert result.exit_code == 2 and "both" in result.output

@@ -78,7 +78,7 @@ from dpclaims.audits.search import (
     derived_seed,
     select_pair,
 )
-from dpclaims.audits.whole_run import is_algorithm, validate_algorithm
+from dpclaims.audits.whole_run import validate_algorithm
 from dpclaims.claims import Claim, InputError, Verdict, claims_summary
 from dpclaims.claims.whole_run import check_algorithm
 from dpclaims.property_tests.sensitivity import check_sensitivity
@@ -389,7 +389,7 @@ def check_variant(mech, budget: VariantBudget, seed: int = 0, tick=lambda name: 
     An algorithm (``run`` instead of ``release``) is checked by
     :func:`dpclaims.claims.whole_run.check_algorithm`.
     """
-    if is_algorithm(mech):
+    if callable(getattr(mech, "run", None)):    # an algorithm (both run and release: InputError)
         verdicts, sections, meta = check_algorithm(
             mech, budget, seed, tick, accounting_check=check_accounting_claim)
         return verdicts, sections, {**meta, "exit code": exit_code(verdicts)}
