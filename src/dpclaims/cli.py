@@ -390,7 +390,9 @@ Exit codes:
 def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, seed, workers,
                   out_dir):
     """Check a mechanism (or a factory returning one): property test of its sensitivity,
-    accounting of its dp_event, empirical audit on a searched neighbouring pair."""
+    accounting of its dp_event, empirical audit on a searched neighbouring pair. An
+    algorithm (`run` instead of `release`; dpclaims.audits.whole_run) gets a whole-run
+    audit with a canary instead, --n-trials whole runs per dataset."""
     from dpclaims.claims.checks.variant import check_variant, load_variant
 
     budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha,

@@ -27,7 +27,7 @@ one import suffices:
   ``replace_one``, ``add_one``, ``remove_one``.
 
 The checks are those of ``dpclaims check-variant``
-(``dpclaims.reports.variant``), built from the same library functions: the
+(``dpclaims.claims.checks.variant``), built from the same library functions: the
 pair search :func:`~dpclaims.audits.search.candidate_pairs` and
 :func:`~dpclaims.audits.search.select_pair`, the audit
 :func:`~dpclaims.audits.core.audit` (a Clopper-Pearson certificate: an epsilon

@@ -78,7 +78,9 @@ from dpclaims.audits.search import (
     derived_seed,
     select_pair,
 )
+from dpclaims.audits.whole_run import validate_algorithm
 from dpclaims.claims import Claim, InputError, Verdict, claims_summary
+from dpclaims.claims.checks.whole_run import check_algorithm
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import domain_records, neighbouring_datasets
 
@@ -198,13 +200,16 @@ def load_variant(spec: str, as_mechanism: bool = True):
     obj = getattr(module, obj_name)
     if not as_mechanism:
         return obj
-    if isinstance(obj, type) or (not hasattr(obj, "release") and callable(obj)):
+    if isinstance(obj, type) or (not hasattr(obj, "release") and not hasattr(obj, "run")
+                                 and callable(obj)):
         try:
             obj = obj()
         except Exception as exc:
             raise InputError(f"calling the factory {obj_name}() failed: "
                              f"{type(exc).__name__}: {exc}") from exc
     try:
+        if callable(getattr(obj, "run", None)):   # an algorithm (dpclaims.audits.whole_run)
+            return validate_algorithm(obj)
         return validate_mechanism(obj)
     except InvalidMechanismError as exc:
         raise InputError(str(exc)) from exc
@@ -381,7 +386,13 @@ def check_variant(mech, budget: VariantBudget, seed: int = 0, tick=lambda name: 
 
     Raises InputError when the variant misbehaves (a release of the wrong or a
     changing shape, non-finite values, a bad score, pairs under the wrong relation).
+    An algorithm (``run`` instead of ``release``) is checked by
+    :func:`dpclaims.claims.checks.whole_run.check_algorithm`.
     """
+    if callable(getattr(mech, "run", None)):    # an algorithm (both run and release: InputError)
+        verdicts, sections, meta = check_algorithm(
+            mech, budget, seed, tick, accounting_check=check_accounting_claim)
+        return verdicts, sections, {**meta, "exit code": exit_code(verdicts)}
     try:
         mech = validate_mechanism(mech)
         verdicts = []

@@ -1,0 +1,542 @@
+"""Algorithms and whole-run audits: a privacy claim about T steps, audited end to end.
+
+A mechanism (:mod:`dpclaims.audits.mechanism`) is one release. An **algorithm** is a
+whole run: T noisy steps, the sampling of each step's records, and what is finally
+released. Its claim is about the run, e.g. ``SelfComposedDpEvent(PoissonSampledDpEvent(q,
+GaussianDpEvent(sigma)), T)`` for DP-SGD-style algorithms (Abadi et al. 2016).
+
+The algorithm protocol
+----------------------
+Required:
+
+``name`` : str
+    The variant's name, used in the report.
+``claim`` : :class:`~dpclaims.audits.mechanism.PrivacyClaim`
+    With the DpEvent of the whole run.
+``threat_model`` : {"final-iterate", "full-trace"}
+    What ``run`` returns and the adversary sees: the final output only, or every
+    released statistic of every step.
+``run(data, rng, n_runs) -> ndarray``
+    ``n_runs`` independent runs on ``data`` in one call, vectorised over the run axis
+    (a Python loop over the steps only, never over the runs). Shape ``(n_runs, P)``
+    (final iterate) or ``(n_runs, S, k)`` (full trace: S released statistics of length
+    k each, in release order).
+
+Optional:
+
+``data``
+    The dataset the canaries are added to (a dataset of
+    :mod:`dpclaims.analysis.records`).
+``input_canary``
+    An input-space canary: a record (add-remove: D against D + canary) or a pair of
+    records ``(a, b)`` (replace-one: record 0 of D set to a, resp. b).
+``gradient_canary(sign) -> record``
+    The gradient-canary hook: a record whose clipped per-example contribution to
+    every step's released statistic is ``sign * clip * canary_direction`` whatever the
+    state (the "Dirac gradient canary" of Nasr et al. 2023). DP-SGD's guarantee holds
+    for every per-example gradient of norm <= C, so the adversary may choose it.
+``canary_direction`` : array (k,)
+    Unit vector u in the space of a step's released statistic.
+``clip`` : float
+    C, the norm of the canary's contribution.
+``updates(releases) -> (n_runs, S, k)``
+    The per-step contribution a record makes, read off a full trace by
+    post-processing (default: the releases themselves), e.g. DP-SEP's residual
+    theta~_new - (weight theta_f + theta_0), where theta_f is a function of the
+    previous release.
+``trace_reduction`` : {"sum", "max-per-epoch"} and ``epoch_length`` : int
+    How the projections <update_s, u> / C are combined (default "sum").
+``step(state, batch, rng) -> (n, k)``, ``step_sensitivity``, ``random_states(rng, n) -> (n, P)``
+    One noisy release from given states (n, P) on a given batch, for the property test
+    of the update's sensitivity from random states
+    (:func:`dpclaims.claims.checks.whole_run.check_step_sensitivity`). With the same ``rng``
+    seed on neighbouring batches the noise is the same, so the distance of two
+    releases is the distance of the noiseless updates.
+
+An object with ``run`` and ``release`` is both an algorithm and a mechanism: an error
+(:func:`object_kind`).
+
+The whole-run audit (Nasr, Song, Thakurta, Papernot, Carlini 2021; Nasr et al. 2023;
+Steinke, Nasr, Jagielski 2023)
+-------------------------------------------------------------------------------------
+The releases of whole runs are outputs of a mechanism whose release is a run
+(:class:`RunMechanism`), audited by :func:`dpclaims.audits.core.audit`: the
+Clopper-Pearson certificate on a held-out split, the threshold (and any fitted score)
+on the training split. The neighbouring pair is built from a canary:
+
+* **gradient canary** (white box): add-remove, D against D + g(+1); replace-one,
+  record 0 set to g(-1), resp. g(+1).
+* **input-space canary** (black box on the inputs): the ``input_canary`` record(s).
+
+The observed statistic (the threat model is recorded in the evidence):
+
+* **final-iterate**: the final output (n, P), scored by Fisher's linear discriminant
+  fitted on the training split (optimal for Gaussian outputs).
+* **full-trace**, gradient canary: sum_s <update_s, u> / C, the log-likelihood-ratio
+  statistic for Gaussian updates that may each hold the canary's contribution (Nasr et
+  al. 2023, Sec. 4); "max-per-epoch" sums the per-epoch maxima instead (a shuffled pass
+  that holds the canary exactly once per epoch at a hidden position).
+* **full-trace**, input canary: the updates summed over steps (n, k), Fisher.
+
+The statistic is computed inside each block of runs (so a block holds only
+``block_size`` traces), the block size is chosen so that a block's releases hold at most
+:data:`BLOCK_FLOATS` floats.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from dpclaims.analysis.validation import check_count, check_probability
+from dpclaims.audits.core import AuditResult, audit
+from dpclaims.audits.mechanism import (
+    InvalidMechanismError,
+    NeighbouringPair,
+    PrivacyClaim,
+    add_one,
+    replace_one,
+)
+
+THREAT_MODELS = ("final-iterate", "full-trace")
+CANARIES = ("gradient", "input")
+TRACE_REDUCTIONS = ("sum", "max-per-epoch")
+#: Largest number of floats a block of runs' releases may hold (32 MB).
+BLOCK_FLOATS = 4_000_000
+
+THREAT_MODEL_TEXT = {
+    "final-iterate": "final iterate: the adversary sees only the run's final output and "
+                     "knows the neighbouring pair",
+    "full-trace": "full trace: the adversary sees every released statistic of every step "
+                  "(not the batches nor the noise) and knows the neighbouring pair",
+}
+
+
+@runtime_checkable
+class Algorithm(Protocol):
+    """The algorithm protocol (module docstring): ``name``, ``claim``, ``threat_model``
+    and the vectorised ``run(data, rng, n_runs) -> (n_runs, ...)``."""
+
+    name: str
+    claim: PrivacyClaim
+    threat_model: str
+
+    def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray: ...
+
+
+def object_kind(obj) -> str:
+    """"mechanism" or "algorithm", detected by attributes (callable ``release`` / ``run``).
+
+    Raises
+    ------
+    InvalidMechanismError
+        The object has both (the conflict is named) or neither.
+    """
+    has_release = callable(getattr(obj, "release", None))
+    has_run = callable(getattr(obj, "run", None))
+    name = getattr(obj, "name", type(obj).__name__)
+    if has_release and has_run:
+        raise InvalidMechanismError(
+            f"{name!r} has both `release` (the mechanism protocol: one release) and `run` "
+            "(the algorithm protocol: a whole run): it must be one or the other; rename one")
+    if has_run:
+        return "algorithm"
+    if has_release:
+        return "mechanism"
+    raise InvalidMechanismError(f"{name!r} has neither `release(data, rng, n)` (a mechanism) "
+                                "nor `run(data, rng, n_runs)` (an algorithm)")
+
+
+def is_algorithm(obj) -> bool:
+    """True when ``obj`` has a callable ``run`` and no ``release`` (no error raised)."""
+    return callable(getattr(obj, "run", None)) and not callable(getattr(obj, "release", None))
+
+
+def validate_algorithm(obj):
+    """Return ``obj`` if it follows the algorithm protocol (module docstring).
+
+    Raises
+    ------
+    InvalidMechanismError
+        Naming the missing or wrong attribute: no string ``name``, no
+        :class:`PrivacyClaim` ``claim``, no callable ``run``, an unknown
+        ``threat_model``, a ``release`` as well as a ``run``, a ``gradient_canary``
+        without ``canary_direction`` and a positive ``clip``, an unknown
+        ``trace_reduction``, a ``step`` without ``step_sensitivity`` or
+        ``random_states``.
+    """
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str) or not name:
+        raise InvalidMechanismError(f"{type(obj).__name__} object is not an algorithm: it "
+                                    f"needs a non-empty str attribute `name`, got {name!r}")
+    object_kind(obj)
+    if not callable(getattr(obj, "run", None)):
+        raise InvalidMechanismError(f"algorithm {name!r} has no callable "
+                                    "`run(data, rng, n_runs)`")
+    claim = getattr(obj, "claim", None)
+    if not isinstance(claim, PrivacyClaim):
+        raise InvalidMechanismError(f"algorithm {name!r}: `claim` must be a PrivacyClaim, got "
+                                    f"{type(claim).__name__}")
+    tm = getattr(obj, "threat_model", None)
+    if tm not in THREAT_MODELS:
+        raise InvalidMechanismError(f"algorithm {name!r}: `threat_model` must be one of "
+                                    f"{THREAT_MODELS}, got {tm!r}")
+    if getattr(obj, "gradient_canary", None) is not None:
+        if not callable(obj.gradient_canary):
+            raise InvalidMechanismError(f"algorithm {name!r}: `gradient_canary` must be "
+                                        "callable (sign -> record)")
+        canary_direction(obj)
+        clip = getattr(obj, "clip", None)
+        if not isinstance(clip, (int, float)) or not (math.isfinite(clip) and clip > 0):
+            raise InvalidMechanismError(f"algorithm {name!r}: a gradient canary needs `clip`, "
+                                        f"a finite number > 0, got {clip!r}")
+    red = getattr(obj, "trace_reduction", "sum")
+    if red not in TRACE_REDUCTIONS:
+        raise InvalidMechanismError(f"algorithm {name!r}: `trace_reduction` must be one of "
+                                    f"{TRACE_REDUCTIONS}, got {red!r}")
+    if red == "max-per-epoch":
+        check_count(getattr(obj, "epoch_length", None), "epoch_length")
+    if getattr(obj, "step", None) is not None:
+        for attr in ("step_sensitivity", "random_states"):
+            if getattr(obj, attr, None) is None:
+                raise InvalidMechanismError(f"algorithm {name!r} has `step` but no `{attr}`: "
+                                            "the property test of the update needs both")
+    return obj
+
+
+def canary_direction(algorithm) -> np.ndarray:
+    """The algorithm's ``canary_direction`` as a unit vector (k,).
+
+    Raises InvalidMechanismError when it is missing, not finite, or zero.
+    """
+    u = getattr(algorithm, "canary_direction", None)
+    if u is None:
+        raise InvalidMechanismError(f"algorithm {algorithm.name!r}: a gradient canary needs "
+                                    "`canary_direction` (a unit vector in the released space)")
+    u = np.asarray(u, dtype=float).ravel()
+    norm = float(np.linalg.norm(u)) if np.all(np.isfinite(u)) else math.nan
+    if not (math.isfinite(norm) and norm > 0):
+        raise InvalidMechanismError(f"algorithm {algorithm.name!r}: `canary_direction` must be "
+                                    f"a finite non-zero vector, got {u!r}")
+    return u / norm
+
+
+# --------------------------------------------------------------------------- canaries
+
+
+def canary_pair(algorithm, canary: str = "gradient") -> NeighbouringPair:
+    """The neighbouring pair of a whole-run audit, built around ``algorithm.data``.
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+        With ``data``, and ``gradient_canary`` (``canary="gradient"``) or
+        ``input_canary`` (``canary="input"``).
+    canary : {"gradient", "input"}
+
+    Returns
+    -------
+    NeighbouringPair
+        Under the claim's relation: add-remove, (D, D + canary); replace-one, record 0
+        of D set to the canary g(-1) / a, resp. g(+1) / b.
+
+    Raises
+    ------
+    ValueError
+        An unknown canary kind, an algorithm without ``data`` or without the canary, an
+        input canary of the wrong form for the relation.
+    """
+    if canary not in CANARIES:
+        raise ValueError(f"canary must be one of {CANARIES}, got {canary!r}")
+    data = getattr(algorithm, "data", None)
+    if data is None:
+        raise ValueError(f"algorithm {algorithm.name!r} has no `data` to add a canary to")
+    relation = algorithm.claim.relation
+    if canary == "gradient":
+        hook = getattr(algorithm, "gradient_canary", None)
+        if hook is None:
+            raise ValueError(f"algorithm {algorithm.name!r} has no `gradient_canary` hook")
+        if relation == "add-remove":
+            pair = add_one(data, hook(+1.0))
+            how = "D against D + a gradient canary (+u)"
+        else:
+            pair = replace_one(data, 0, hook(+1.0), baseline_record=hook(-1.0))
+            how = "record 0 set to a gradient canary -u, resp. +u"
+    else:
+        rec = getattr(algorithm, "input_canary", None)
+        if rec is None:
+            raise ValueError(f"algorithm {algorithm.name!r} has no `input_canary`")
+        if relation == "add-remove":
+            pair = add_one(data, rec)
+            how = "D against D + an input-space canary record"
+        else:
+            if not (isinstance(rec, tuple) and len(rec) == 2):
+                raise ValueError("under replace-one `input_canary` must be a pair of records "
+                                 f"(a, b), got {rec!r:.80}")
+            pair = replace_one(data, 0, rec[1], baseline_record=rec[0])
+            how = "record 0 set to input-space canary a, resp. b"
+    return NeighbouringPair(pair.d0, pair.d1, pair.relation, f"{canary} canary: {how}")
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def trace_projection(updates, direction, clip: float, reduction: str = "sum",
+                     epoch_length: int | None = None) -> np.ndarray:
+    """The full-trace canary statistic: projections <update_s, u> / C combined over steps.
+
+    Parameters
+    ----------
+    updates : array (n, S, k)
+        Per-step contributions read off n traces.
+    direction : array (k,)
+        u, unit vector (normalised here).
+    clip : float
+        C > 0 (the canary's contribution has norm C per step).
+    reduction : {"sum", "max-per-epoch"}
+        "sum": sum over the S steps (the log-likelihood-ratio statistic when every step's
+        update is Gaussian with the canary's C u added or not; Nasr et al. 2023).
+        "max-per-epoch": the S steps are cut into epochs of ``epoch_length`` and the
+        per-epoch maxima summed (a pass holding the canary once per epoch at a hidden
+        position).
+    epoch_length : int, optional
+        Needed for "max-per-epoch"; must divide S.
+
+    Returns
+    -------
+    ndarray (n,)
+
+    Raises
+    ------
+    ValueError
+        Not 3-d updates, a direction of the wrong length or zero, clip <= 0, an unknown
+        reduction, an epoch length that does not divide S, non-finite values.
+    """
+    updates = np.asarray(updates, dtype=float)
+    if updates.ndim != 3:
+        raise ValueError(f"updates must have shape (n, S, k), got {updates.shape}")
+    u = np.asarray(direction, dtype=float).ravel()
+    if u.shape != updates.shape[2:] or not np.linalg.norm(u) > 0:
+        raise ValueError(f"direction must be a non-zero vector of length {updates.shape[2]}, "
+                         f"got shape {u.shape}")
+    if not (math.isfinite(clip) and clip > 0):
+        raise ValueError(f"clip must be a finite number > 0, got {clip!r}")
+    if not np.all(np.isfinite(updates)):
+        raise ValueError("updates contain NaN or infinite values")
+    proj = updates @ (u / np.linalg.norm(u)) / clip                      # (n, S)
+    if reduction == "sum":
+        return proj.sum(axis=1)
+    if reduction == "max-per-epoch":
+        e = check_count(epoch_length, "epoch_length")
+        if proj.shape[1] % e:
+            raise ValueError(f"epoch_length {e} does not divide the {proj.shape[1]} steps")
+        return proj.reshape(proj.shape[0], -1, e).max(axis=2).sum(axis=1)
+    raise ValueError(f"reduction must be one of {TRACE_REDUCTIONS}, got {reduction!r}")
+
+
+def first_column(outputs) -> np.ndarray:
+    """outputs (n, k) -> outputs[:, 0] (n,): the score of a statistic computed in the run."""
+    return np.asarray(outputs)[:, 0]
+
+
+@dataclass(frozen=True, eq=False)
+class RunMechanism:
+    """An algorithm's whole run as a mechanism: ``release`` = the statistic of ``run``.
+
+    ``release(data, rng, n)`` calls ``algorithm.run(data, rng, n)`` and reduces each run's
+    releases to the audit's statistic (:func:`statistic_of`), so the audit engine
+    (:func:`~dpclaims.audits.core.audit`) sees a vector per run. Its ``claim`` is the
+    algorithm's.
+    """
+
+    algorithm: Any
+    canary: str
+    statistic: str
+
+    @property
+    def name(self) -> str:
+        return self.algorithm.name
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return self.algorithm.claim
+
+    def release(self, data, rng: np.random.Generator, n: int) -> np.ndarray:
+        out = np.asarray(self.algorithm.run(data, rng, n), dtype=float)
+        if out.ndim == 0 or out.shape[0] != n:
+            raise InvalidMechanismError(f"algorithm {self.name!r}: run(data, rng, n_runs={n}) "
+                                        f"must return shape (n_runs, ...), got {out.shape}")
+        return reduce_releases(self.algorithm, out, self.statistic)
+
+
+STATISTICS = {
+    "final-output": "the final output, Fisher's linear discriminant fitted on the training "
+                    "split",
+    "trace-projection": "sum over steps of <update_s, u> / C, the projection of each step's "
+                        "update on the canary direction (log-likelihood-ratio statistic for "
+                        "Gaussian updates)",
+    "trace-max-per-epoch": "sum over epochs of the largest <update_s, u> / C in the epoch "
+                           "(the canary is in one step per epoch, at a hidden position)",
+    "trace-sum-fisher": "the updates summed over steps, Fisher's linear discriminant "
+                        "fitted on the training split",
+}
+
+
+def statistic_of(algorithm, canary: str) -> str:
+    """The statistic of a whole-run audit (a key of :data:`STATISTICS`)."""
+    if algorithm.threat_model == "final-iterate":
+        return "final-output"
+    if canary == "gradient":
+        red = getattr(algorithm, "trace_reduction", "sum")
+        return "trace-projection" if red == "sum" else "trace-max-per-epoch"
+    return "trace-sum-fisher"
+
+
+def reduce_releases(algorithm, releases: np.ndarray, statistic: str) -> np.ndarray:
+    """Releases of n runs -> the audit's outputs (n, k'): the statistic of each run.
+
+    Raises InvalidMechanismError on a full trace that is not (n, S, k).
+    """
+    n = releases.shape[0]
+    if statistic == "final-output":
+        return releases.reshape(n, -1)
+    if releases.ndim != 3:
+        raise InvalidMechanismError(f"algorithm {algorithm.name!r} declares a full trace: "
+                                    f"run must return (n_runs, S, k), got {releases.shape}")
+    up = getattr(algorithm, "updates", None)
+    updates = releases if up is None else np.asarray(up(releases), dtype=float)
+    if statistic == "trace-sum-fisher":
+        return updates.sum(axis=1)
+    reduction = "sum" if statistic == "trace-projection" else "max-per-epoch"
+    return trace_projection(updates, canary_direction(algorithm), float(algorithm.clip),
+                            reduction, getattr(algorithm, "epoch_length", None))[:, None]
+
+
+# --------------------------------------------------------------------------- the audit
+
+
+@dataclass(frozen=True)
+class WholeRunAudit:
+    """The outcome of :func:`audit_whole_run`.
+
+    Attributes
+    ----------
+    result : AuditResult
+        The audit engine's result (certificate, estimates, counts).
+    threat_model : str
+        "final-iterate" or "full-trace".
+    canary : str
+        "gradient" or "input".
+    statistic : str
+        A key of :data:`STATISTICS`.
+    n_runs : int
+        Runs per dataset.
+    seconds : float
+        Wall time of the audit (not determined by the seed; not in ``to_dict``).
+    block_size : int
+        Runs per block.
+    """
+
+    result: AuditResult
+    threat_model: str
+    canary: str
+    statistic: str
+    n_runs: int
+    block_size: int
+    seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def epsilon_lower_bound(self) -> float:
+        return self.result.epsilon_lower_bound
+
+    @property
+    def refutes_claim(self) -> bool:
+        return self.result.refutes_claim
+
+    def to_dict(self) -> dict:
+        return {"threat_model": self.threat_model,
+                "threat_model_text": THREAT_MODEL_TEXT[self.threat_model],
+                "canary": self.canary, "statistic": self.statistic,
+                "statistic_text": STATISTICS[self.statistic], "n_runs": self.n_runs,
+                "block_size": self.block_size, "audit": self.result.to_dict()}
+
+
+def default_canary(algorithm) -> str:
+    """"gradient" when the algorithm has the hook, else "input"; ValueError with neither."""
+    if getattr(algorithm, "gradient_canary", None) is not None:
+        return "gradient"
+    if getattr(algorithm, "input_canary", None) is not None:
+        return "input"
+    raise ValueError(f"algorithm {algorithm.name!r} has neither a `gradient_canary` hook nor "
+                     "an `input_canary`: no canary to audit with")
+
+
+def audit_whole_run(algorithm, n_runs: int, *, canary: str | None = None,
+                    alpha: float = 0.05, seed: int = 0, workers: int = 1,
+                    block_size: int | None = None) -> WholeRunAudit:
+    """Audit an algorithm's whole-run claim with a canary (module docstring).
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+        With ``data`` and a canary; its ``threat_model`` says what ``run`` returns.
+    n_runs : int
+        Whole runs per dataset (>= 2): 20 % train the threshold (and a fitted score),
+        80 % are held out for the certificate.
+    canary : {"gradient", "input"}, optional
+        Default: :func:`default_canary`.
+    alpha : float
+        Significance of the certificate, in (0, 1): it holds with probability >= 1 - alpha
+        (a correct algorithm is falsely refuted with probability <= alpha).
+    seed : int
+        Seeds every block (:func:`~dpclaims.audits.core.audit`): same seed, same result.
+    workers : int
+        Processes.
+    block_size : int, optional
+        Runs per block; default: as many as keep a block's releases under
+        :data:`BLOCK_FLOATS` floats (measured on a probe of two runs), at most 65,536.
+
+    Returns
+    -------
+    WholeRunAudit
+
+    Raises
+    ------
+    InvalidMechanismError
+        Not an algorithm; a run of the wrong shape or with non-finite values.
+    ValueError
+        n_runs < 2, alpha outside (0, 1), no data or no canary.
+    """
+    algorithm = validate_algorithm(algorithm)
+    n_runs = check_count(n_runs, "n_runs", minimum=2)
+    alpha = check_probability(alpha, "alpha")
+    canary = canary or default_canary(algorithm)
+    pair = canary_pair(algorithm, canary)
+    statistic = statistic_of(algorithm, canary)
+    if block_size is None:
+        probe = np.asarray(algorithm.run(pair.d0, np.random.default_rng(
+            np.random.SeedSequence(seed, spawn_key=(5,))), 2))
+        per_run = max(1, probe[0].size)
+        block_size = int(min(65_536, max(256, BLOCK_FLOATS // per_run)))
+    mech = RunMechanism(algorithm, canary, statistic)
+    score = first_column if statistic.startswith("trace-") and statistic != "trace-sum-fisher" \
+        else "fisher"
+    t0 = time.perf_counter()
+    res = audit(mech, pair, n_runs, alpha=alpha, score=score, seed=seed, workers=workers,
+                block_size=block_size)
+    return WholeRunAudit(res, algorithm.threat_model, canary, statistic, n_runs, block_size,
+                         time.perf_counter() - t0)
+
+
+def loop_runs(algorithm, data, seeds) -> np.ndarray:
+    """Runs one at a time: ``algorithm.run(data, default_rng(s), 1)[0]`` for each seed.
+
+    The Python loop over runs that :meth:`run`'s vectorisation replaces; for tests (the
+    same seed gives the same run) and benchmarks (runs per second). Shape (len(seeds), ...).
+    """
+    return np.stack([np.asarray(algorithm.run(data, np.random.default_rng(s), 1))[0]
+                     for s in seeds])
