@@ -37,7 +37,7 @@ CLAIM_IDS = {
 def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
     result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
-                                       "--out", str(out)])
+                                       "--workers", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out, result
 
@@ -93,10 +93,12 @@ def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
         "not-checkable"}
 
 
-def test_same_seed_same_json(smoke_run, tmp_path):
+def test_same_seed_same_json_whatever_the_workers(smoke_run, tmp_path):
+    """The same seed gives a byte-identical results.json, with the checks in two processes
+    (the fixture) or all in one (here)."""
     out, _ = smoke_run
     again = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
-                                      "--out", str(tmp_path)])
+                                      "--workers", "1", "--out", str(tmp_path)])
     assert again.exit_code == 0, again.output
     assert (tmp_path / "results.json").read_text() == (out / "results.json").read_text()
 
@@ -108,6 +110,7 @@ def test_same_seed_same_json(smoke_run, tmp_path):
         (["audit", "--budget", "huge"], "huge"),
         (["audit", "--seed", "-1"], "-1"),
         (["audit", "--paper", "nope"], "nope"),
+        (["audit", "--workers", "0"], "0"),
     ],
 )
 def test_bad_input_exits_2_naming_the_value(args, needle, tmp_path):

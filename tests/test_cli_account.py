@@ -22,7 +22,7 @@ def run(*args):
 def test_json_has_one_row_per_accountant_with_the_documented_keys():
     result = run(*BASE, "--sigma", "1.0", "--json")
     assert result.exit_code == 0, result.output
-    out = json.loads(result.output)
+    out = json.loads(result.stdout)
     assert [r["accountant"] for r in out["rows"]] == list(ACCOUNTANTS)
     for r in out["rows"]:
         assert set(r) == {"accountant", "relation", "kind", "epsilon", "note"}
@@ -39,10 +39,10 @@ def test_json_has_one_row_per_accountant_with_the_documented_keys():
 
 
 def test_sampling_rate_is_batch_over_dataset_size():
-    a = json.loads(run(*BASE, "--sigma", "1.0", "--json").output)
+    a = json.loads(run(*BASE, "--sigma", "1.0", "--json").stdout)
     args = [x for x in BASE if x not in ("--batch-size", "250")]
     b = json.loads(run(*args, "--sampling-rate", str(250 / 60000), "--sigma", "1.0",
-                       "--json").output)
+                       "--json").stdout)
     assert a["rows"] == b["rows"]
 
 
@@ -50,7 +50,7 @@ def test_target_epsilon_calibrates_sigma_for_a_shuffled_pass():
     result = run("account", "--target-epsilon", "1", "--sampling", "shuffle", "--dataset-size",
                  "1000", "--batch-size", "1", "--epochs", "100", "--delta", "1e-5", "--json")
     assert result.exit_code == 0, result.output
-    out = json.loads(result.output)
+    out = json.loads(result.stdout)
     rows = {r["accountant"]: r["epsilon"] for r in out["rows"]}
     # calibrated by dp_accounting RDP to epsilon 1 (bisection tolerance 1e-3)
     assert rows["dp_accounting-rdp"] == pytest.approx(1.0, abs=2e-3)
@@ -86,7 +86,7 @@ def test_field_defaults_textbook_dp_sgd():
     result = run("account", "--sigma", "1.1", "--sampling", "poisson", "--dataset-size",
                  "60000", "--batch-size", "256", "--epochs", "60", "--delta", "1e-5", "--json")
     assert result.exit_code == 0, result.output
-    out = json.loads(result.output)
+    out = json.loads(result.stdout)
     assert out["relation"] == "add-remove" and out["steps"] == 14063
     assert "rounded up to 14063" in out["notes"][0]
     rows = {r["accountant"]: r for r in out["rows"]}

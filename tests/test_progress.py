@@ -17,8 +17,8 @@ def test_eta_scales_the_recorded_seconds_by_this_runs_speed(monkeypatch):
     now[0] += 20.0                       # "a" took 20 s: this run is twice as slow
     assert eta.describe("[p/q] b", "b") == (
         "check 2 of 3: [p/q] b (20 s elapsed, about 3 min left)")  # 2 x 90 s
-    now[0] += 40.0                       # "b" took 40 s: still twice as slow
-    assert "about 2 min left" in eta.describe("c")            # 2 x 60 s
+    now[0] += 40.0                       # "b" took 40 s for 30 recorded: 60 s for 40 so far
+    assert "about 90 s left" in eta.describe("c")             # 1.5 x 60 s
     # a step the plan does not know: a plain numbered line, no guessed count
     assert eta.describe("writing report").startswith("step 4 (60.0 s elapsed): ")
 

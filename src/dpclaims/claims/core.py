@@ -124,20 +124,75 @@ class Verdict:
 
 
 class CheckTimer:
-    """Runs a report's checks one at a time, announcing each and timing it.
+    """Runs a report's checks, announcing each and timing it.
 
     ``timer(name, fn)`` calls ``progress(name)`` (the CLI's progress line), runs ``fn()``
     and records its wall time in ``timer.timings[name]`` (seconds, one decimal). Timings
     go to run_info.json, never into results.json (they are not determined by the seed).
+
+    ``timer.start(name, fn)`` runs ``fn()`` in a forked child process while the caller
+    goes on (when ``workers`` > 1; otherwise at once, as ``timer(name, fn)``) and returns
+    a handle whose ``result()`` is ``fn()``'s value (an exception in the child is raised
+    again in the parent). A check's value depends only on its own seed, so results are
+    the same whatever ``workers`` is; the caller assembles them in a fixed order.
+    ``fn`` may be a closure (fork needs no pickling of it); its value is pickled back.
     """
 
-    def __init__(self, progress=None):
+    def __init__(self, progress=None, workers: int = 1):
         self.progress = progress or (lambda name: None)
         self.timings: dict[str, float] = {}
+        self.workers = int(workers)
 
     def __call__(self, name: str, fn):
         self.progress(name)
         t0 = time.perf_counter()
         value = fn()
         self.timings[name] = round(time.perf_counter() - t0, 1)
+        return value
+
+    def start(self, name: str, fn) -> _Handle:
+        import multiprocessing
+
+        if self.workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return _Handle(value=self(name, fn))
+        self.progress(name)
+        self.timings[name] = None  # keeps the order of the checks; filled by result()
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+
+        def child():
+            t0 = time.perf_counter()
+            try:
+                send.send(("ok", fn(), round(time.perf_counter() - t0, 1)))
+            except BaseException as exc:  # noqa: BLE001  (re-raised in the parent)
+                send.send(("error", exc, None))
+
+        process = ctx.Process(target=child, name=f"dpclaims check: {name}")
+        process.start()
+        send.close()
+        return _Handle(process=process, receive=receive, timer=self, name=name)
+
+
+class _Handle:
+    """The value of a check started by :meth:`CheckTimer.start`."""
+
+    def __init__(self, value=None, process=None, receive=None, timer=None, name=None):
+        self._value, self._process, self._receive = value, process, receive
+        self._timer, self._name = timer, name
+
+    def result(self):
+        if self._process is None:
+            return self._value
+        try:
+            status, value, seconds = self._receive.recv()
+        except EOFError as exc:
+            self._process.join()
+            raise RuntimeError(f"the check {self._name!r} died in its process (exit code "
+                               f"{self._process.exitcode})") from exc
+        self._process.join()
+        self._process = None
+        if status == "error":
+            raise value
+        self._timer.timings[self._name] = seconds
+        self._value = value
         return value
