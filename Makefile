@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements.lock
 UV     := uv==0.13.9
 
-.PHONY: audit test test-install lint install lock clean
+.PHONY: audit test test-install test-quick lint install lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ docs: $(DOCS_STAMP)
 test-install: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:xdist -m install tests/test_packaging.py
 
+## Every paper's quick-budget verdicts against tests/data/quick_verdicts_seed0.json
+## (tests/test_quick_verdicts.py; several minutes on 2 cores).
+test-quick: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:xdist -m quick_verdicts tests/test_quick_verdicts.py
+
 ## Rewrite requirements.lock from pyproject.toml with uv (a dev tool, installed here
 ## only). Locked versions that still satisfy pyproject.toml are kept; UPGRADE=1 takes
 ## the newest.
@@ -58,4 +63,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) reports/out .pytest_cache .hypothesis
+	rm -rf $(VENV) reports/out .pytest_cache .hypothesis docs/_build
