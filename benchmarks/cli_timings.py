@@ -7,7 +7,8 @@ What is timed (each a fresh process, as a user runs it):
 * ``import dpclaims`` and ``import dpclaims.cli`` (target: under 0.5 s);
 * ``dpclaims --help``;
 * ``dpclaims check-variant examples/variants.py:correct`` at its default budget;
-* ``dpclaims audit --paper all --budget smoke`` (target: under 1 min on 2 cores);
+* ``dpclaims audit --budget smoke`` (DP-SEP) and ``--paper all --budget smoke`` (target:
+  under 1 min on 2 cores);
 * ``dpclaims audit --paper dpsep --budget quick``, what ``make audit`` runs (target:
   within 3 min on 2 cores), unless ``--skip-audit``.
 
@@ -120,6 +121,9 @@ def main(argv=None) -> int:
         ("check-variant examples/variants.py:correct (default budget)",
          [DPCLAIMS, "check-variant", "examples/variants.py:correct",
           "--out", str(out / "variant")], None, 1),
+        ("audit --budget smoke (DP-SEP, the default paper)",
+         [DPCLAIMS, "audit", "--budget", "smoke", "--seed", "0",
+          "--out", str(out / "smoke-dpsep")], 60.0, 1),
         ("audit --paper all --budget smoke",
          [DPCLAIMS, "audit", "--paper", "all", "--budget", "smoke", "--seed", "0",
           "--out", str(out / "smoke")], 60.0, 1),
