@@ -34,5 +34,5 @@ def test_the_recorded_plans_are_well_formed():
     assert {"dpsep/quick", "all/smoke"} <= set(table["plans"])
     for plan in table["plans"].values():
         assert plan and all(isinstance(n, str) and s >= 0 for n, s in plan)
-    assert cli._plan("dpsep/quick")[0][0] == "Prop. 1 property test"
+    assert {n for n, _ in cli._plan("dpsep/quick")} >= {"Prop. 1 property test", "reference runs"}
     assert cli._plan("no/such") is None
