@@ -8,6 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from dpclaims.claims.catalogues.figures import caption
 from dpclaims.cli import _plan, main
 
 RECORDED = Path(__file__).parent / "data" / "smoke_verdicts_seed2.json"
@@ -33,3 +34,9 @@ def test_all_papers_in_one_report(tmp_path):
     info = json.loads((tmp_path / "run_info.json").read_text())
     names = [n for part in info["seconds per check"].values() for n in part]
     assert [n for n, _ in _plan("all/smoke")] == names
+    # every figure has a caption, and the HTML report shows it under the figure
+    figures = {f for v in data["verdicts"] for f in v["figures"]}
+    figures |= {f for s in data["sections"] for f in s.get("figures", [])}
+    assert len(figures) >= 15 and [f for f in figures if caption(f) is None] == []
+    html = (tmp_path / "report.html").read_text()
+    assert all(caption(f).split(":")[0] in html for f in figures)

@@ -250,6 +250,7 @@ def _plot_bnn(results, path):
         ax.set_yticklabels(labels, fontsize=6)
         ax.set_xscale("log")
         ax.set_xlabel("test RMSE (original units), mean ± sd over splits")
+        ax.set_ylabel("method")
         ax.set_title(name, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -381,6 +381,8 @@ def _plot_posteriors(path, first, clip_norms, epsilons, reading, dpem_reading, c
             ax.set_xlim(lo[0], hi[0])
             ax.set_ylim(lo[1], hi[1])
             ax.set_title(title, fontsize=9)
+            ax.set_xlabel("x_1", fontsize=7)
+            ax.set_ylabel("x_2", fontsize=7)
             ax.tick_params(labelsize=7)
     fig.suptitle(f"MoG posteriors (d = {model.dim}; first two coordinates; 98 % rings; "
                  f"DP-SEP reading: {reading})", fontsize=9)
@@ -420,6 +422,7 @@ def _plot_metrics(path, methods, epsilons, readings, dpem_readings, clip_reading
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("epsilon")
+        ax.set_ylabel(label + " (mean ± sd over runs)", fontsize=7)
         ax.set_title(label, fontsize=9)
         ax.tick_params(labelsize=7)
     axes[0, 0].legend(fontsize=6)

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from dpclaims.claims import HEADLINE_RULE, Verdict, claims_summary
+from dpclaims.claims.catalogues.figures import caption
 
 # Version of results.json's layout (src/dpclaims/reports/results.schema.json).
 SCHEMA_VERSION = "2.0"
@@ -124,14 +125,14 @@ def _markdown(title, meta, claims, verdicts, sections) -> str:
                   f"*{v.claim.paper}, {v.claim.location}.* Check: {v.claim.check}.", "",
                   "> " + v.claim.statement.replace("\n", "\n> "), "",
                   v.sentence, "", _seed_budget(v), ""]
-        parts += [f"![{f}]({f})" for f in v.figures]
+        parts += [_md_figure(f) for f in v.figures]
         parts += ["", "<details><summary>evidence</summary>", "", "```json",
                   json.dumps(to_jsonable(v.evidence), indent=1)[:20000], "```", "</details>", ""]
     for s in sections:
         parts += [f"## {s['title']}", "", s.get("text", ""), ""]
         if s.get("table"):
             parts += [_md_table(s["table"]["columns"], s["table"]["rows"]), ""]
-        parts += [f"![{f}]({f})" for f in s.get("figures", [])]
+        parts += [_md_figure(f) for f in s.get("figures", [])]
         parts.append("")
     return "\n".join(parts) + "\n"
 
@@ -189,8 +190,16 @@ def _img(out: Path, name: str) -> str:
     if not path.is_file():
         return f"<p><em>figure {html.escape(name)} missing</em></p>"
     data = base64.b64encode(path.read_bytes()).decode()
-    return (f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}" '
-            f'style="max-width:100%"><figcaption>{html.escape(name)}</figcaption></figure>')
+    text = caption(name)
+    cap = f"{html.escape(text)} ({html.escape(name)})" if text else html.escape(name)
+    return (f'<figure><img alt="{html.escape(text or name)}" src="data:image/png;base64,'
+            f'{data}" style="max-width:100%"><figcaption>{cap}</figcaption></figure>')
+
+
+def _md_figure(name: str) -> str:
+    """The image and its caption (:mod:`dpclaims.claims.catalogues.figures`)."""
+    text = caption(name)
+    return f"![{text or name}]({name})" + (f"\n\n*{text}* (`{name}`)" if text else "")
 
 
 def _html_table(columns, rows) -> str:

@@ -257,6 +257,7 @@ def _plot_grid_tails(configs, studies, path):
         ax.set_yscale("log")
         ax.set_ylim(1e-6, 1e3)
         ax.set_xlabel("a (nats)")
+        ax.set_ylabel("probability")
         ax.set_title(cfg["label"], fontsize=8)
     axes.ravel()[0].legend(fontsize=6)
     fig.tight_layout()
@@ -501,6 +502,7 @@ def _plot_broadness(bound_fixed, summary, path):
     for vr, b in bound_fixed.items():
         axes[0].plot(BROADNESS, np.where(b > 0, b, np.nan), "o-", label=f"v(Z) {vr}")
     axes[0].set_title("Thm. 4.1 bound × a at fixed σ1, σ2, τ, A", fontsize=9)
+    axes[0].set_ylabel("bound × a")
     for name, sm in summary.items():
         med = np.asarray(sm["median"], float)
         lo, hi = np.asarray(sm["low"], float), np.asarray(sm["high"], float)
@@ -509,6 +511,7 @@ def _plot_broadness(bound_fixed, summary, path):
         axes[1].errorbar(BROADNESS[finite], med, yerr=[med - lo, hi - med], fmt="o-", ms=3,
                          capsize=3, label=name)
     axes[1].set_title("median KL[q || p] (exact 95 % intervals)", fontsize=9)
+    axes[1].set_ylabel("KL[q || p] (nats)")
     for ax in axes:
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -249,7 +249,7 @@ def _coverage_figures(cov, results, out_dir):
             t_bo = results["linreg"]["t_burnout"][0, col]
             ax.axvline(trace.shape[0] - t_bo, color=f"C{j}", ls="--", lw=0.8)
             ax.axhline(cov["xi_star"][col], color=f"C{j}", ls=":", lw=0.8)
-            ax.set_ylabel(label)
+            ax.set_ylabel(f"{label} (iterate value)")
     axes[0].set_title("Aligned DPVI traces (run 0, two coordinates); dashed: detected "
                       "convergence point (slope test); dotted: optimum", fontsize=8)
     axes[1].set_xlabel("step")
@@ -266,6 +266,7 @@ def _coverage_figures(cov, results, out_dir):
                                                     "dp": "DP part only"}[kind])
     ax.axhline(NOMINAL, color="k", ls="--", lw=0.8, label=f"nominal {NOMINAL}")
     ax.set_xticks(pos, names, fontsize=7)
+    ax.set_xlabel("reading of the noise-aware posterior")
     ax.set_ylabel("coverage of m*")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -387,6 +388,7 @@ def _adult_figure(err_m, err_s, eps_levels, variants, res, out_dir):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("epsilon")
+        ax.set_ylabel(f"l2 error of {title} (mean ± se over runs)", fontsize=7)
         ax.set_title(f"l2 error of {title} ({res['data']}, {res['steps']} steps)", fontsize=8)
     axes[0].legend(fontsize=7)
     fig.tight_layout()

@@ -251,6 +251,7 @@ def _plot_blr(auc, sigmas, eps, full_auc, title, path) -> None:
     if full_auc is not None:
         ax.axhline(full_auc, color="k", ls="--", lw=0.8, label="full-batch VB (non-private)")
         ax.legend(fontsize=7, loc="lower left")
+    ax.set_xlabel("noise multiplier σ (ε by the paper's reading / two releases per step)")
     ax.set_ylabel("test AUC")
     ax.set_title(title + "\nε: paper reading / two releases", fontsize=8)
     fig.tight_layout()
@@ -382,6 +383,7 @@ def _plot_sbn(acc, setting, title, path) -> None:
                        f"SC ampl.\nσ={nm['SC-amplified']:.3g}"], fontsize=7)
         ax.set_title(f"S={setting[s]['S']}, steps={setting[s]['J']}, "
                      f"ε={setting[s]['epsilon_MA']:.3g}, δ={SBN_DELTA:g}", fontsize=8)
+        ax.set_xlabel("method (noise multiplier)")
         ax.set_ylabel("held-out prediction accuracy")
     fig.suptitle(title, fontsize=8)
     fig.tight_layout()
