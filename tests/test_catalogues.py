@@ -13,7 +13,7 @@ from pathlib import Path
 
 import dp_accounting
 
-from dpclaims.claims import Claim
+from dpclaims.claims import CLAIM_KINDS, Claim
 from dpclaims.claims.catalogues import dpsep, dpvim, vips
 from dpclaims.claims.catalogues.reported_privacy import REPORTED
 
@@ -37,6 +37,7 @@ def test_catalogue_ids_are_unique_and_every_claim_is_checked():
     ids = [c.id for c in claims] + [e.id for e in REPORTED] + \
         [e.id for e in dpsep.privacy_numbers()]
     assert len(claims) >= 35 and len(ids) == len(set(ids))
+    assert [c.id for c in claims if c.kind not in CLAIM_KINDS] == []  # every kind declared
     checked = {cid for cid, _, _ in json.loads(RECORDED.read_text())["verdicts"]}
     # the smoke run checks every catalogued claim; the accounting catalogue is checked
     # in full by `audit --paper accounting` (smoke takes the first entry of each paper)

@@ -1,13 +1,14 @@
 """The claims layer: claims and verdicts as values, and the headline rule.
 
-:class:`Claim` (one quoted statement of a paper), :class:`Verdict` (the outcome of
-its check under one reading), :class:`InputError` (bad user input, CLI exit 2),
+:class:`Claim` (one quoted statement of a paper, of one of the :data:`CLAIM_KINDS`),
+:class:`Verdict` (the outcome of its check under one reading), :class:`InputError`
+(bad user input, CLI exit 2),
 :class:`CheckTimer`, and :func:`headline` / :func:`claims_summary` (one bottom line
 per claim, :data:`HEADLINE_RULE`).
 """
 
-from dpclaims.claims.core import VERDICTS, CheckTimer, Claim, InputError, Verdict
+from dpclaims.claims.core import CLAIM_KINDS, VERDICTS, CheckTimer, Claim, InputError, Verdict
 from dpclaims.claims.headline import HEADLINE_RULE, claims_summary, headline
 
-__all__ = ["VERDICTS", "CheckTimer", "Claim", "InputError", "Verdict", "HEADLINE_RULE",
-           "claims_summary", "headline"]
+__all__ = ["CLAIM_KINDS", "VERDICTS", "CheckTimer", "Claim", "InputError", "Verdict",
+           "HEADLINE_RULE", "claims_summary", "headline"]

@@ -49,6 +49,24 @@ def is_text_reading(reading: str) -> bool:
 
 
 
+#: What a claim states, which fixes how it is checked (``Claim.kind``).
+CLAIM_KINDS = {
+    "sensitivity": "a stated sensitivity bound: hypothesis property test over neighbouring "
+                   "datasets (and random states)",
+    "privacy-number": "a reported (epsilon, delta): the accounting recomputed with every "
+                      "accountant, under the sampling assumed and the sampling performed",
+    "audit": "a privacy guarantee of a released statistic or a whole run: empirical audit "
+             "with a Clopper-Pearson epsilon lower bound",
+    "monte-carlo-bound": "a stated bound or rate: Monte Carlo with certified (exact "
+                         "binomial or order-statistic) intervals",
+    "identity": "an equation, a derivation or an arithmetic statement: exact recomputation "
+                "or a property test of the identity",
+    "experiment-statement": "a comparative statement about experiments: paired runs at a "
+                            "stated size with an exact test",
+    "table": "a printed table: its numbers beside our runs, exact arithmetic checks",
+}
+
+
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement of a paper.
@@ -64,7 +82,10 @@ class Claim:
     statement : str
         The statement quoted exactly.
     check : str
-        What kind of check tests it (property test, accounting, audit, Monte Carlo).
+        How it is checked, in words (property test, accounting, audit, Monte Carlo).
+    kind : str, optional
+        One of :data:`CLAIM_KINDS` (declared in the catalogues; None for claims built on
+        the fly without one). Raises ValueError for any other value.
     """
 
     id: str
@@ -72,6 +93,12 @@ class Claim:
     location: str
     statement: str
     check: str
+    kind: str | None = None
+
+    def __post_init__(self):
+        if self.kind is not None and self.kind not in CLAIM_KINDS:
+            raise ValueError(f"kind must be one of {tuple(CLAIM_KINDS)} or None, got "
+                             f"{self.kind!r}")
 
 
 @dataclass

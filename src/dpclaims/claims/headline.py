@@ -91,7 +91,8 @@ def claims_summary(verdicts: list[Verdict]) -> list[dict]:
         verdict, sentence, reading = headline(vs)
         c = vs[0].claim
         out.append({"id": cid, "paper": c.paper, "location": c.location,
-                    "statement": c.statement, "check": c.check, "verdict": verdict,
+                    "statement": c.statement, "check": c.check, "kind": c.kind,
+                    "verdict": verdict,
                     "headline": sentence, "deciding_reading": reading,
                     "readings": [v.to_dict() for v in vs]})
     return out

@@ -18,7 +18,7 @@ from dpclaims.claims import HEADLINE_RULE, Verdict, claims_summary
 from dpclaims.claims.catalogues.figures import caption
 
 # Version of results.json's layout (src/dpclaims/reports/results.schema.json).
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"  # 2.1: claims[].kind
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _BADGE = {"holds": "#1b7f3b", "refuted": "#b3261e", "inconclusive": "#8a6d00",

@@ -18,7 +18,7 @@ PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
 
 CLAIMS = {
     "prop1": Claim(
-        id="dpsep/prop1-sensitivity",
+        id="dpsep/prop1-sensitivity", kind="sensitivity",
         paper=PAPER,
         location="Sec. 3, Proposition 1 and eq. 4",
         statement=("Proposition 1. The sensitivity of the natural parameters, θ_new, in "
@@ -27,7 +27,7 @@ CLAIMS = {
               "datasets (probit and linear-Gaussian likelihoods)",
     ),
     "prop2": Claim(
-        id="dpsep/prop2-privacy",
+        id="dpsep/prop2-privacy", kind="privacy-number",
         paper=PAPER,
         location="Sec. 3, Proposition 2; Sec. 6.1 and 6.2 settings",
         statement=("Proposition 2. The DP-SEP algorithm produces (ϵ, δ)-DP approximate "
@@ -39,7 +39,7 @@ CLAIMS = {
               "autodp and dp_accounting",
     ),
     "thm41": Claim(
-        id="dpsep/thm41-kl-tail-bound",
+        id="dpsep/thm41-kl-tail-bound", kind="monte-carlo-bound",
         paper=PAPER,
         location="Sec. 4, Theorem 4.1; supplement Sec. 8, eqs. 5-22",
         statement=("P(D_kl[q||p] ≥ a) ≤ d/(2a) log(1 + sqrt(2v(Z) log(2d))) − d/(2a) + "
@@ -49,7 +49,7 @@ CLAIMS = {
               "with Clopper-Pearson intervals",
     ),
     "audit": Claim(
-        id="dpsep/empirical-audit",
+        id="dpsep/empirical-audit", kind="audit",
         paper=PAPER,
         location="Sec. 3, Algorithm 3 step 8, Proposition 1, Proposition 2's proof",
         statement=("Due to the Gaussian mechanism, the natural parameters after each "
@@ -121,7 +121,7 @@ THM41_LOCATION = "Sec. 4, remarks after Theorem 4.1"
 
 CLAIMS_THM41_REMARKS = {
     "scaling": Claim(
-        id="dpsep/thm41-kl-scales-1-over-n",
+        id="dpsep/thm41-kl-scales-1-over-n", kind="monte-carlo-bound",
         paper=PAPER,
         location=THM41_LOCATION,
         statement=("First, each noise variance σ_1 and σ_2 contains the sensitivity of the "
@@ -133,7 +133,7 @@ CLAIMS_THM41_REMARKS = {
               "exact order-statistic intervals",
     ),
     "broad": Claim(
-        id="dpsep/thm41-broad-posterior",
+        id="dpsep/thm41-broad-posterior", kind="monte-carlo-bound",
         paper=PAPER,
         location=THM41_LOCATION,
         statement=("Second, the bound depends on the non-private posterior’s inverse "

@@ -39,7 +39,7 @@ class PaperTable:
     def claim(self) -> Claim:
         """The table as a catalogue claim (id ``dpsep/<key>``, the caption quoted)."""
         return Claim(
-            id=f"dpsep/{self.key}",
+            id=f"dpsep/{self.key}", kind="table",
             paper=PAPERS[self.version],
             location=self.location,
             statement=self.caption,
@@ -155,7 +155,8 @@ DATASET_SIZES = {"Naval": (11934, 16), "Kin8nm": (8192, 8), "Power": (9568, 4),
 
 # --------------------------------------------------------------------------- the statements
 def _statement(key, version, location, quote, check):
-    return Claim(id=f"dpsep/{key}", paper=PAPERS[version], location=location,
+    return Claim(id=f"dpsep/{key}", kind="experiment-statement", paper=PAPERS[version],
+                 location=location,
                  statement=quote, check=check)
 
 

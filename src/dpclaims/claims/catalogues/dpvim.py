@@ -18,14 +18,16 @@ PAPER = DPVIM_PAPER  # one spelling, shared with the accounting catalogue
 
 CLAIMS = {
     "aligned-identity": Claim(
-        id="dpvim/aligned-identity", paper=PAPER, location="Sec. 3.1, Prop. 3.1, eq. (11); "
+        id="dpvim/aligned-identity", kind="identity",
+        paper=PAPER, location="Sec. 3.1, Prop. 3.1, eq. (11); "
         "Sec. 3.1.2, eq. (20)",
         statement=("Proposition 3.1. Assume q to be diagonal Gaussian, then the gradient "
                    "\\mathbf{g}_s in Equation (8) becomes"),
         check="hypothesis property test: central finite differences of the single-sample "
               "ELBO (eq. 5 with theta of eq. 6) against eta T'(s_q) g_m + grad_s H(q)"),
     "corollary31": Claim(
-        id="dpvim/corollary31-no-extra-cost", paper=PAPER, location="Sec. 3.1.1, Cor. 3.1",
+        id="dpvim/corollary31-no-extra-cost", kind="identity",
+        paper=PAPER, location="Sec. 3.1.1, Cor. 3.1",
         statement=("As the $\\boldsymbol{\\eta}, T'(\\mathbf{s}_q)$ and the entropy "
                    "contribution $\\nabla_{\\mathbf{s}_q}H(q)$ are independent of the data, "
                    "the $\\tilde{\\mathbf{g}}_s^{aligned}$ satisfies the same privacy "
@@ -33,14 +35,16 @@ CLAIMS = {
         check="hypothesis property test: two data sets whose releases g~_m are made equal "
               "(by choice of the noise draw) must give the same aligned g~_s"),
     "alg2-sensitivity": Claim(
-        id="dpvim/alg2-release-sensitivity", paper=PAPER, location="Algorithm 2, lines 3-4",
+        id="dpvim/alg2-release-sensitivity", kind="sensitivity",
+        paper=PAPER, location="Algorithm 2, lines 3-4",
         statement=("4: $\\tilde{\\mathbf{g}}_m^{nat} \\leftarrow \\sum_{\\mathbf{x} \\in D} "
                    "\\gamma_{\\mathbf{x}}\\mathbf{g}_{m,\\mathbf{x}} + \\sigma_{DP}C"
                    "\\boldsymbol{\\psi}$"),
         check="hypothesis property test: the released sum changes by at most C when a "
               "record is added (add-remove), under both readings of line 4"),
     "thm31": Claim(
-        id="dpvim/thm31-variance-reduction", paper=PAPER, location="Sec. 3.1.1, Thm. 3.1; "
+        id="dpvim/thm31-variance-reduction", kind="monte-carlo-bound",
+        paper=PAPER, location="Sec. 3.1.1, Thm. 3.1; "
         "App. D",
         statement=("Theorem 3.1. Assume that $C^{vanilla} \\geq C^{aligned}$. If we obtain "
                    "σ_q through transformation T such that $T'(s) \\leq 1$, then for any "
@@ -48,12 +52,13 @@ CLAIMS = {
         check="Monte Carlo over (eta, psi) on fixed batches, per coordinate, with a z-test "
               "on the variance difference"),
     "eq12": Claim(
-        id="dpvim/eq12", paper=PAPER, location="Sec. 3.1, eq. (12); App. C",
+        id="dpvim/eq12", kind="identity", paper=PAPER, location="Sec. 3.1, eq. (12); App. C",
         statement=("We have $\\Pr[|\\boldsymbol{\\eta}_j| < 2] > 97.5\\%$ and "
                    "$T'(\\mathbf{s}_q) \\leq \\boldsymbol{\\sigma}_q$ for common choices of T"),
         check="exact computation (normal cdf); T'(s) <= T(s) on a grid and by hypothesis"),
     "fisher-blocks": Claim(
-        id="dpvim/fisher-blocks", paper=PAPER, location="Sec. 3.1.1, eqs. (13)-(16)",
+        id="dpvim/fisher-blocks", kind="identity",
+        paper=PAPER, location="Sec. 3.1.1, eqs. (13)-(16)",
         statement=("$$\\mathcal{I} = \\mathbb{E}_{\\boldsymbol{\\theta}|\\mathbf{s}_q, "
                    "\\mathbf{m}_q} [(\\nabla_{\\boldsymbol{\\theta}} \\log q(\\boldsymbol{"
                    "\\theta}))(\\nabla_{\\boldsymbol{\\theta}} \\log q(\\boldsymbol{\\theta}))"
@@ -61,18 +66,19 @@ CLAIMS = {
         check="Monte Carlo estimate of E[score score^T] against the blocks implied by "
               "eqs. (15)-(16), with a z-test per entry"),
     "e1": Claim(
-        id="dpvim/e1-noise-combination", paper=PAPER, location="App. E, eq. (E.1)",
+        id="dpvim/e1-noise-combination", kind="identity", paper=PAPER, location="App. E, eq. (E.1)",
         statement=("\\left(\\frac{1}{\\sqrt{S}} \\mathbf{B} + \\sigma_{DP} \\mathbf{I} "
                    "\\right) \\boldsymbol{\\psi}' \\right), \\boldsymbol{\\psi}' \\sim "
                    "\\mathcal{N}(\\mathbf{0}, \\mathbf{I})"),
         check="exact: covariance of (B/sqrt(S)) nu + sigma_DP psi against that of "
               "(B/sqrt(S) + sigma_DP I) psi'"),
     "alg-j1": Claim(
-        id="dpvim/alg-j1-correlation", paper=PAPER, location="App. J, Algorithm J.1",
+        id="dpvim/alg-j1-correlation", kind="identity",
+        paper=PAPER, location="App. J, Algorithm J.1",
         statement="Ensure: correlation matrix \\mathbf{C}",
         check="exact eigenvalues of Algorithm J.1's output at the paper's (d, rho)"),
     "adult-steps": Claim(
-        id="dpvim/adult-steps", paper=PAPER, location="App. F",
+        id="dpvim/adult-steps", kind="identity", paper=PAPER, location="App. F",
         statement=("The training was run for 4 000 epochs with subsampling ratio of 0.01, "
                    "corresponding to total of 400 000 gradient steps."),
         check="arithmetic"),
@@ -81,32 +87,37 @@ CLAIMS = {
 
 EXPERIMENT_CLAIMS = {
     "ou-scaling": Claim(
-        id="dpvim/ou-noise-scaling", paper=PAPER, location="App. E, eq. (E.7) and below",
+        id="dpvim/ou-noise-scaling", kind="experiment-statement",
+        paper=PAPER, location="App. E, eq. (E.7) and below",
         statement=("Even without determining \\mathbf{A} we can already make an important "
                    "discovery from this: Since \\mathbf{A} is fixed around the optimum, we see "
                    "that the noise covariance of our OU process scales linearly with respect "
                    "to σ_{DP}^2 ."),
         check="simulation: across-run variance of the iterates at four sigma_DP, SGD and Adam"),
     "averaging": Claim(
-        id="dpvim/iterate-averaging-gain", paper=PAPER, location="Sec. 3.2",
+        id="dpvim/iterate-averaging-gain", kind="experiment-statement",
+        paper=PAPER, location="Sec. 3.2",
         statement=("Compared to using the final iterate of the chain (also an unbiased "
                    "estimator of $\\boldsymbol{\\xi}^*$), the averaged trace reduces the "
                    "variance of the estimator by up to a factor of "
                    "$T_{\\text{burn-out}}^{-1}$."),
         check="simulation: variance of the window mean vs of the last iterate across runs"),
     "coverage": Claim(
-        id="dpvim/noise-aware-coverage", paper=PAPER, location="Sec. 3.2",
+        id="dpvim/noise-aware-coverage", kind="experiment-statement",
+        paper=PAPER, location="Sec. 3.2",
         statement=("we can add the variance of the averaged traces to the variances of our "
                    "posterior to absorb the remaining uncertainty due to the inference "
                    "process, and recover a noise-aware posterior approximation."),
         check="simulation: coverage of the non-private optimum over independent runs"),
     "adult-best": Claim(
-        id="dpvim/adult-aligned-natural-best", paper=PAPER, location="Sec. 4.3, Fig. 5a",
+        id="dpvim/adult-aligned-natural-best", kind="experiment-statement",
+        paper=PAPER, location="Sec. 4.3, Fig. 5a",
         statement=("From this figure we see that the aligned natural gradient method clearly "
                    "outperforms all the other variants in this setting."),
         check="reduced-size reproduction; exact one-sided sign tests over runs"),
     "trace-std": Claim(
-        id="dpvim/trace-std-matches-spread", paper=PAPER, location="Sec. 4.3, Fig. 5b",
+        id="dpvim/trace-std-matches-spread", kind="experiment-statement",
+        paper=PAPER, location="Sec. 4.3, Fig. 5b",
         statement=("Figure 5b shows that the noise std estimated from the converged traces "
                    "is close to the noise std we have across the last iterates of multiple "
                    "independent repeats."),
@@ -116,7 +127,7 @@ EXPERIMENT_CLAIMS = {
 
 
 AUDIT_CLAIM = Claim(
-    id="dpvim/empirical-audit",
+    id="dpvim/empirical-audit", kind="audit",
     paper=PAPER,
     location="Sec. 3.1.1, Cor. 3.1; Sec. 4.1 (Fourier accountant); App. F (delta = 1/N)",
     statement=("Corollary 3.1. Let $\\delta(\\epsilon; \\sigma_{DP}, T)$ be any privacy "

@@ -17,7 +17,7 @@ PAPER = "VIPS (vips.txt)"
 
 CLAIMS = {
     "log-moment": Claim(
-        id="vips/log-moment-gaussian",
+        id="vips/log-moment-gaussian", kind="identity",
         paper=PAPER,
         location="Sec. 3.2.2",
         statement=("From Proposition 1.6 of Bun & Steinke (2016) along with simple algebra, "
@@ -39,7 +39,7 @@ READINGS = {
 
 CLAIMS.update({
     "eq22": Claim(
-        id="vips/eq22-sensitivity", paper=PAPER, location="Sec. 3.2.1, eq. 22",
+        id="vips/eq22-sensitivity", kind="sensitivity", paper=PAPER, location="Sec. 3.2.1, eq. 22",
         statement=(
             "$$\\Delta M_l = \\max_{\\substack{\\mathcal{D}, \\mathcal{D}' \\\\ \\mathrm{d}"
             "(\\mathcal{D}, \\mathcal{D}') \\le 1}} |M_l(\\mathcal{D}) - M_l(\\mathcal{D"
@@ -48,32 +48,34 @@ CLAIMS.update({
             'dsymbol{l}_N)|. \\tag{22}$$'),
         check="hypothesis property test (BLR statistics, per coordinate, N records)"),
     "eq23": Claim(
-        id="vips/eq23-minibatch-sensitivity", paper=PAPER, location="Sec. 3.2.3, eq. 23",
+        id="vips/eq23-minibatch-sensitivity", kind="sensitivity",
+        paper=PAPER, location="Sec. 3.2.3, eq. 23",
         statement=(
             '$$\\Delta M_l \\le \\max_{\\mathcal{D}_S, q(l_S)} \\frac{2}{S} |\\mathbb{E}_'
             '{q(l_S)} \\mathbf{s}_l(\\mathcal{D}_S, l_S)| . \\tag{23}$$'),
         check="hypothesis property test (BLR statistics, per coordinate, S records)"),
     "blr": Claim(
-        id="vips/blr-sensitivity", paper=PAPER, location="App., eqs. 57 and 59",
+        id="vips/blr-sensitivity", kind="sensitivity", paper=PAPER, location="App., eqs. 57 and 59",
         statement=("\\le \\max_{\\mathbf{x}_n, y_n} \\frac{2}{N} |(y_n - \\frac{1}{2})| "
                    "|\\mathbf{x}_n|_2 \\le \\frac{2}{N}, \\tag{57}"),
         check="hypothesis property test of s1, s2 and the joint vector (L2)"),
     "lda": Claim(
-        id="vips/lda-sensitivity", paper=PAPER, location="Sec. 4.2 (clipping), App. Sec. 2",
+        id="vips/lda-sensitivity", kind="sensitivity",
+        paper=PAPER, location="Sec. 4.2 (clipping), App. Sec. 2",
         statement=("After this the procedure, the sensitivity of the clipped expected "
                    "sufficient statistics matrix becomes $a\\Delta\\bar{\\mathbf{s}}$ (i.e., "
                    "$a\\frac{N}{S}$), and we add noise on this scale to the clipped expected "
                    "sufficient statistics."),
         check="hypothesis property test (documents as word-count vectors, replace-one)"),
     "sbn": Claim(
-        id="vips/sbn-sensitivity", paper=PAPER, location="Sec. 7 (SBN), eq. 72",
+        id="vips/sbn-sensitivity", kind="sensitivity", paper=PAPER, location="Sec. 7 (SBN), eq. 72",
         statement=("We first scale down each sufficient statistic vector by its own "
                    "sensitivity, i.e., $\\mathbf{s}'_i = \\bar{\\mathbf{s}}_i/C_i$, so that the "
                    "concatenated vector (denoted by \\mathbf{s}')'s sensitivity becomes simply "
                    "$\\sqrt{7}$."),
         check="hypothesis property test of the rescaled joint vector"),
     "alg2": Claim(
-        id="vips/alg2-noise-calibration", paper=PAPER, location="Algorithm 2",
+        id="vips/alg2-noise-calibration", kind="sensitivity", paper=PAPER, location="Algorithm 2",
         statement=("Compute the L2-sensitivity Δ of the expected sufficient statistics."),
         check="property tests: is each model's stated Delta an L2 bound for the released "
               "vector (not a per-coordinate one)?"),
@@ -81,13 +83,13 @@ CLAIMS.update({
 
 CLAIMS.update({
     "audit-lda": Claim(
-        id="vips/empirical-audit-lda", paper=PAPER, location="Algorithm 3",
+        id="vips/empirical-audit-lda", kind="audit", paper=PAPER, location="Algorithm 3",
         statement=("Output the perturbed expected sufficient statistics \\tilde{\\mathbf{s}}_k^v "
                    "= \\bar{\\mathbf{s}} + Y_k^v, where Y_k^v is Gaussian noise given in Eq. "
                    "27, but using clipped sensitivity a\\frac{N}{S}."),
         check="empirical audit of one released step (Clopper-Pearson certificate)"),
     "audit-blr": Claim(
-        id="vips/empirical-audit-blr", paper=PAPER, location="Algorithms 4 and 5",
+        id="vips/empirical-audit-blr", kind="audit", paper=PAPER, location="Algorithms 4 and 5",
         statement=("Using the sensitivity of the expected sufficient statistics given in Eq. "
                    "57 and Eq. 59"),
         check="empirical audit of one released step (Clopper-Pearson certificate)"),
@@ -101,18 +103,21 @@ LDA_CHECK = ("reduced-size reproduction: held-out perplexity per seed at the sam
 
 LDA_CLAIMS = {
     "strong": Claim(
-        id="vips/lda-ma-beats-strong-composition", paper=PAPER, location=LDA_LOCATION,
+        id="vips/lda-ma-beats-strong-composition", kind="experiment-statement",
+        paper=PAPER, location=LDA_LOCATION,
         statement=("We found that the moments accountant composition substantially "
                    "outperformed strong composition in each of these settings."),
         check=LDA_CHECK),
     "clipping": Claim(
-        id="vips/lda-clipping-helps", paper=PAPER, location=LDA_LOCATION,
+        id="vips/lda-clipping-helps", kind="experiment-statement",
+        paper=PAPER, location=LDA_LOCATION,
         statement=("Our proposed method, which implements the clipping procedure described "
                    "in the previous section, also outperformed a baseline in which the "
                    "clipping step was not applied."),
         check=LDA_CHECK),
     "word-frequency": Claim(
-        id="vips/lda-ma-beats-word-frequency", paper=PAPER, location=LDA_LOCATION,
+        id="vips/lda-ma-beats-word-frequency", kind="experiment-statement",
+        paper=PAPER, location=LDA_LOCATION,
         statement=("The moments accountant was able to consistently beat a simple non-private "
                    "baseline, predicting based on empirical word frequencies"),
         check=LDA_CHECK),
@@ -121,7 +126,7 @@ LDA_CLAIMS = {
 
 ACCURACY_CLAIMS = {
     "blr": Claim(
-        id="vips/blr-approaches-nonprivate", paper=PAPER,
+        id="vips/blr-approaches-nonprivate", kind="experiment-statement", paper=PAPER,
         location="Sec. 6.4, Fig. 6 (a derived claim: no sentence states it)",
         statement=(
             "For $\\sigma = 0$, the algorithm is equivalent to the non-private training under "
@@ -131,7 +136,7 @@ ACCURACY_CLAIMS = {
                "reproduction of Fig. 6: test AUC per seed at sigma in "
                "{0, 1, 6, 12}; Page's exact trend test over seeds (blocks), level 0.05")),
     "sbn": Claim(
-        id="vips/sbn-ma-beats-strong-composition", paper=PAPER,
+        id="vips/sbn-ma-beats-strong-composition", kind="experiment-statement", paper=PAPER,
         location="Sec. 7.1, Fig. 8 caption",
         statement=(
             "The private version using strong composition (blue) performed worse than when "

@@ -92,7 +92,7 @@ def dataset_size_verdict(found: dict, seed: int, budget: str) -> Verdict:
     claim = Claim(
         id="dpsep/v0-table4-datasets", paper=PAPERS["v0"], location="Sec. 6.2, Table 4",
         statement="Table 4: Regression datasets. Size, number of numerical features.",
-        check="row and feature counts of the standard UCI files")
+        check="row and feature counts of the standard UCI files", kind="table")
     off = {k: (DATASET_SIZES[k], v) for k, v in found.items() if tuple(v) != DATASET_SIZES[k]}
     return Verdict(
         claim, "files in --data-dir/uci", "refuted" if off else "holds",

@@ -102,7 +102,7 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
     number is only an upper bound, and no certified lower bound is computed).
     """
     claim = Claim(entry.id, entry.paper, entry.location, entry.statement,
-                  "accounting recomputation")
+                  "accounting recomputation", kind="privacy-number")
     eps = entry.reported_epsilon
     combos = []
     sigma_known = bool(entry.noise_multipliers)

@@ -277,7 +277,8 @@ def check_claims_file(path, budget: VariantBudget, seed: int = 0, tick=lambda na
                                    c.get("real_sampling", {}).items()) or "-", v.verdict])
     for e, where in spec["sensitivity"]:
         tick(e["id"])
-        claim = Claim(e["id"], paper, e["location"], e["statement"], "hypothesis property test")
+        claim = Claim(e["id"], paper, e["location"], e["statement"], "hypothesis property test",
+                      kind="sensitivity")
         query = load_variant(_need(e, "query", "sensitivity", str, where), as_mechanism=False)
         if not callable(query):
             raise InputError(f"{where}: query {e['query']!r} is not callable")
@@ -298,7 +299,7 @@ def check_claims_file(path, budget: VariantBudget, seed: int = 0, tick=lambda na
     for e, where in spec["audit"]:
         tick(e["id"])
         claim = Claim(e["id"], paper, e["location"], e["statement"],
-                      "empirical audit (Clopper-Pearson certificate)")
+                      "empirical audit (Clopper-Pearson certificate)", kind="audit")
         mech = load_variant(_need(e, "mechanism", "audit", str, where))
         v, _ = check_audit_claim(mech, budget, seed)
         verdicts.append(dataclasses.replace(v, claim=claim))

@@ -216,8 +216,10 @@ def load_variant(spec: str, as_mechanism: bool = True):
 
 
 def _claim(mech, kind: str, statement: str, check: str) -> Claim:
+    kinds = {"sensitivity": "sensitivity", "accounting": "privacy-number",
+             "empirical-audit": "audit"}
     return Claim(f"{mech.name}/{kind}", f"variant {mech.name!r}", "user mechanism",
-                 statement, check)
+                 statement, check, kind=kinds.get(kind))
 
 
 def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict | None:

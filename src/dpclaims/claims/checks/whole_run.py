@@ -47,8 +47,10 @@ STATES_PER_EXAMPLE = 8
 
 
 def _claim(alg, kind: str, statement: str, check: str) -> Claim:
+    kinds = {"step-sensitivity": "sensitivity", "accounting-as-performed": "privacy-number",
+             "whole-run-audit": "audit"}
     return Claim(f"{alg.name}/{kind}", f"variant {alg.name!r}", "user algorithm",
-                 statement, check)
+                 statement, check, kind=kinds.get(kind))
 
 
 def _records(data) -> list:
