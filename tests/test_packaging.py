@@ -191,6 +191,11 @@ def test_wheel_keeps_numpy_and_scipy_at_their_lower_bounds(wheel, bounds, tmp_pa
     assert not changed(before, after)
     check(run(bin_dir / "python", "-m", "pip", "check", cwd=tmp_path))
     exercise(bin_dir, tmp_path)
+    # the suite's smoke audit (DP-SEP, the default paper) on the lowest numpy and scipy
+    check(run(bin_dir / "dpclaims", "audit", "--budget", "smoke", "--seed", "0",
+              "--out", tmp_path / "smoke", cwd=tmp_path))
+    claims = json.loads((tmp_path / "smoke" / "results.json").read_text())["claims"]
+    assert {c["id"] for c in claims} >= {"dpsep/prop1-sensitivity", "dpsep/empirical-audit"}
 
 
 def test_wheel_installs_beside_every_dependency_at_its_lower_bound(wheel, bounds, tmp_path):
