@@ -44,8 +44,9 @@ def main():
                    "--budget does not apply to it), or all of them in one report.")
 @click.option("--budget", type=click.Choice(["quick", "standard", "full", "smoke"]),
               default="quick", show_default=True,
-              help="Effort: quick finishes in under 5 minutes on 2 cores; standard and full "
-                   "take longer; smoke (seconds) exists for the project's tests.")
+              help="Effort: quick takes minutes on 2 cores (DP-SEP about 2, all papers "
+                   "about 6); standard and full take longer; smoke (under a minute) exists "
+                   "for the project's tests.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
