@@ -292,3 +292,30 @@ def test_dpvi_run_is_the_reference_run_dpvi_exactly(variant):
     init = np.broadcast_to(alg.family.init(0.0, 1.0, 1)[0], (64, 2 * alg.dim))
     ref = run_dpvi(alg.model, x, y, config, n_runs=64, seed=7, init=init).final
     np.testing.assert_array_equal(alg.run(alg.data, np.random.default_rng(7), 64), ref)
+
+
+# --- review fixes: the stated step sensitivity is the one the noise is calibrated to ---
+
+
+def test_recalibrated_dpsep_step_is_not_refuted():
+    """SEP's own update with noise recalibrated to its sensitivity 2 gamma C is correct."""
+    alg = DPSEPPass(reading="sep-invariant-recalibrated")
+    assert alg.step_sensitivity.value == pytest.approx(2.0 * alg.damping * alg.clip)
+    assert check_step_sensitivity(alg, 30, 0).verdict == "holds"
+
+
+def test_vips_step_test_sees_a_block_whose_noise_is_too_small():
+    """s1 and s2 have their own noise scales: the property test works on the noise-scaled
+    release, so s2 noise calibrated 35 times too small is refuted (one joint L2 bound on
+    (s1, triu(s2)) could not see it)."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True, eq=False)
+    class S2NoiseTooSmall(VIPSRun):
+        @property
+        def sensitivities(self):
+            return 1.0 / self.batch_size, 0.01 / self.batch_size
+
+    assert check_step_sensitivity(VIPSRun(), 100, 0).verdict == "holds"
+    v = check_step_sensitivity(S2NoiseTooSmall(), 100, 0)
+    assert v.verdict == "refuted" and v.evidence["max_ratio"] > 5

@@ -122,11 +122,12 @@ def _run_papers(paper, budget, seed, out_dir, data_dir, tick, workers=1):
 
     # the accounting catalogue (no randomness, no figures) runs beside the papers' checks
     # in a second process: its progress is one line, its results are assembled in order
-    background = CheckTimer(tick, workers).start("accounting catalogue", lambda: (
-        run_accounting_audit(seed, lambda name: None, entries=_smoke_entries()
-                             if budget == "smoke" else None)))
-    results = {name: run() for name, run in runners.items() if name != "accounting"}
-    results["accounting"] = background.result()
+    with CheckTimer(tick, workers) as timer:  # no process is left behind on an error
+        background = timer.start("accounting catalogue", lambda: (
+            run_accounting_audit(seed, lambda name: None, entries=_smoke_entries()
+                                 if budget == "smoke" else None)))
+        results = {name: run() for name, run in runners.items() if name != "accounting"}
+        results["accounting"] = background.result()
     verdicts, sections, meta, timings = [], [], {}, {}
     for name, (v, s, m, t) in results.items():
         verdicts += v

@@ -72,9 +72,11 @@ The observed statistic (the threat model is recorded in the evidence):
 
 * **final-iterate**: the final output (n, P), scored by Fisher's linear discriminant
   fitted on the training split (optimal for Gaussian outputs).
-* **full-trace**, gradient canary: sum_s <update_s, u> / C, the log-likelihood-ratio
-  statistic for Gaussian updates that may each hold the canary's contribution (Nasr et
-  al. 2023, Sec. 4); "max-per-epoch" sums the per-epoch maxima instead (a shuffled pass
+* **full-trace**, gradient canary: sum_s <update_s, u> / C (Nasr et al. 2023, Sec. 4):
+  the log-likelihood-ratio statistic when every step holds the canary (q = 1); under
+  Poisson(q) steps the likelihood ratio is sum_s log(1 - q + q exp((z_s - 1/2) / sigma^2)),
+  which this sum tracks (the same certificates to seed noise on the planted DPVI bug);
+  "max-per-epoch" sums the per-epoch maxima instead (a shuffled pass
   that holds the canary exactly once per epoch at a hidden position).
 * **full-trace**, input canary: the updates summed over steps (n, k), Fisher.
 
@@ -254,12 +256,14 @@ def canary_pair(algorithm, canary: str = "gradient") -> NeighbouringPair:
         raise ValueError(f"canary must be one of {CANARIES}, got {canary!r}")
     data = getattr(algorithm, "data", None)
     if data is None:
-        raise ValueError(f"algorithm {algorithm.name!r} has no `data` to add a canary to")
+        raise InvalidMechanismError(
+            f"algorithm {algorithm.name!r} has no `data` to add a canary to")
     relation = algorithm.claim.relation
     if canary == "gradient":
         hook = getattr(algorithm, "gradient_canary", None)
         if hook is None:
-            raise ValueError(f"algorithm {algorithm.name!r} has no `gradient_canary` hook")
+            raise InvalidMechanismError(
+                f"algorithm {algorithm.name!r} has no `gradient_canary` hook")
         if relation == "add-remove":
             pair = add_one(data, hook(+1.0))
             how = "D against D + a gradient canary (+u)"
@@ -269,14 +273,15 @@ def canary_pair(algorithm, canary: str = "gradient") -> NeighbouringPair:
     else:
         rec = getattr(algorithm, "input_canary", None)
         if rec is None:
-            raise ValueError(f"algorithm {algorithm.name!r} has no `input_canary`")
+            raise InvalidMechanismError(f"algorithm {algorithm.name!r} has no `input_canary`")
         if relation == "add-remove":
             pair = add_one(data, rec)
             how = "D against D + an input-space canary record"
         else:
             if not (isinstance(rec, tuple) and len(rec) == 2):
-                raise ValueError("under replace-one `input_canary` must be a pair of records "
-                                 f"(a, b), got {rec!r:.80}")
+                raise InvalidMechanismError(
+                    "under replace-one `input_canary` must be a pair of records "
+                    f"(a, b), got {rec!r:.80}")
             pair = replace_one(data, 0, rec[1], baseline_record=rec[0])
             how = "record 0 set to input-space canary a, resp. b"
     return NeighbouringPair(pair.d0, pair.d1, pair.relation, f"{canary} canary: {how}")
@@ -299,7 +304,8 @@ def trace_projection(updates, direction, clip: float, reduction: str = "sum",
         C > 0 (the canary's contribution has norm C per step).
     reduction : {"sum", "max-per-epoch"}
         "sum": sum over the S steps (the log-likelihood-ratio statistic when every step's
-        update is Gaussian with the canary's C u added or not; Nasr et al. 2023).
+        update holds the canary's C u; with Poisson(q) steps a close stand-in for it;
+        Nasr et al. 2023).
         "max-per-epoch": the S steps are cut into epochs of ``epoch_length`` and the
         per-epoch maxima summed (a pass holding the canary once per epoch at a hidden
         position).
@@ -377,8 +383,8 @@ STATISTICS = {
     "final-output": "the final output, Fisher's linear discriminant fitted on the training "
                     "split",
     "trace-projection": "sum over steps of <update_s, u> / C, the projection of each step's "
-                        "update on the canary direction (log-likelihood-ratio statistic for "
-                        "Gaussian updates)",
+                        "update on the canary direction (the log-likelihood-ratio statistic "
+                        "for Gaussian updates that all hold the canary)",
     "trace-max-per-epoch": "sum over epochs of the largest <update_s, u> / C in the epoch "
                            "(the canary is in one step per epoch, at a hidden position)",
     "trace-sum-fisher": "the updates summed over steps, Fisher's linear discriminant "

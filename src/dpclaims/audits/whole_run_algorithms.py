@@ -164,7 +164,7 @@ class DPVIRun:
     noise_multiplier : float
         sigma > 0, the claimed multiplier.
     sampling_rate : float
-        q in (0, 1]: each record joins each batch independently with probability q.
+        q in (0, 1): each record joins each batch independently with probability q.
     variant : {"vanilla", "aligned", "natural"}
         :mod:`dpclaims.algorithms.dpvi`'s variants (Sec. 3.1.1, eqs. 15, 16).
     threat_model : {"final-iterate", "full-trace"}
@@ -389,8 +389,8 @@ class DPVIRun:
 
 def _check_rate(q) -> float:
     q = float(q)
-    if not (math.isfinite(q) and 0 < q <= 1):
-        raise ValueError(f"sampling_rate must lie in (0, 1], got {q!r}")
+    if not (math.isfinite(q) and 0 < q < 1):  # DPVIConfig's Poisson rate: q = 1 is no sampling
+        raise ValueError(f"sampling_rate must lie in (0, 1), got {q!r}")
     return q
 
 
@@ -519,8 +519,14 @@ class DPSEPPass:
 
     @property
     def step_sensitivity(self) -> Sensitivity:
-        """Prop. 1: "Delta_theta_new = 2 gamma C / N"."""
-        return Sensitivity(self.params.claimed_sensitivity(self.n_records), 2)
+        """The sensitivity the step's noise is calibrated to: Prop. 1's "Delta_theta_new =
+        2 gamma C / N" for "as-printed" and "sep-invariant" (the paper's noise, the
+        planted bug), 2 gamma C for "sep-invariant-recalibrated" (noise recalibrated to
+        SEP's own update, :meth:`DPSEPParams.true_sensitivity_bound`)."""
+        n = self.n_records
+        if self.reading == "sep-invariant-recalibrated":
+            return Sensitivity(self.params.true_sensitivity_bound(n), 2)
+        return Sensitivity(self.params.claimed_sensitivity(n), 2)
 
     @property
     def _weights(self) -> tuple[float, float]:
@@ -758,8 +764,14 @@ class VIPSRun:
 
     @property
     def step_sensitivity(self) -> Sensitivity:
-        """sqrt(Delta_s1^2 + Delta_s2^2) of the joint (s1, triu(s2))."""
-        return Sensitivity(math.hypot(*self.sensitivities), 2)
+        """sqrt 2 for the noise-scaled release of :meth:`step`.
+
+        s1 and s2 get noise of different scales (sigma Delta_s1, sigma Delta_s2), so one
+        L2 bound on the joint (s1, triu(s2)) says nothing about the claim. Each block
+        divided by the sensitivity its noise is calibrated to has noise N(0, sigma^2 I);
+        the claim's one Gaussian of multiplier sigma / sqrt 2 per step is then exactly an
+        L2 sensitivity of sqrt 2 of the scaled release (each block's change at most 1)."""
+        return Sensitivity(math.sqrt(2.0), 2)
 
     def check_data(self, data):
         if not isinstance(data, tuple) or len(data) != 2:
@@ -820,8 +832,10 @@ class VIPSRun:
         return (a @ np.swapaxes(a, 1, 2) + 0.01 * np.eye(self.dim)).reshape(n, -1)
 
     def step(self, state, batch, rng: np.random.Generator) -> np.ndarray:
-        """[s1~, triu(s2~)] (n, d + d(d+1)/2) of the S-record ``batch`` at second moments
-        ``state`` (n, d^2)."""
+        """The noise-scaled release [s1~ / Delta_s1, triu(s2~) / Delta_s2] (n, d +
+        d(d+1)/2) of the S-record ``batch`` at second moments ``state`` (n, d^2): each
+        block in units of the sensitivity its noise is calibrated to
+        (:attr:`step_sensitivity`)."""
         mm = check_finite_array(state, "state", ndim=2).reshape(-1, self.dim, self.dim)
         x, y = self.check_data(batch)
         if x.shape[0] != self.batch_size:
@@ -830,7 +844,8 @@ class VIPSRun:
         n = mm.shape[0]
         s1, s2 = self._release(np.broadcast_to(x, (n,) + x.shape),
                                np.broadcast_to(y, (n,) + y.shape), mm, rng)
-        return np.concatenate([s1, triu_vector(s2)], axis=1)
+        d1, d2 = self.sensitivities
+        return np.concatenate([s1 / d1, triu_vector(s2) / d2], axis=1)
 
     def to_dict(self) -> dict:
         return {"N": self.n_records, "S": self.batch_size, "E": self.epochs,

@@ -23,7 +23,9 @@ verdict is computed by the check, never typed in:
 
 from __future__ import annotations
 
+import pickle
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from dpclaims.analysis.validation import InputError  # noqa: F401  (re-exported)
@@ -169,6 +171,7 @@ class CheckTimer:
         self.progress = progress or (lambda name: None)
         self.timings: dict[str, float] = {}
         self.workers = int(workers)
+        self._handles: list[_Handle] = []
 
     def __call__(self, name: str, fn):
         self.progress(name)
@@ -181,7 +184,10 @@ class CheckTimer:
         import multiprocessing
 
         if self.workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-            return _Handle(value=self(name, fn))
+            try:  # at once; an error is raised by result(), as from a second process
+                return _Handle(value=self(name, fn))
+            except Exception as exc:  # noqa: BLE001  (re-raised by result())
+                return _Handle(error=exc)
         self.progress(name)
         self.timings[name] = None  # keeps the order of the checks; filled by result()
         ctx = multiprocessing.get_context("fork")
@@ -192,34 +198,76 @@ class CheckTimer:
             try:
                 send.send(("ok", fn(), round(time.perf_counter() - t0, 1)))
             except BaseException as exc:  # noqa: BLE001  (re-raised in the parent)
-                send.send(("error", exc, None))
+                send.send(("error", _portable(exc), traceback.format_exc()))
 
         process = ctx.Process(target=child, name=f"dpclaims check: {name}")
         process.start()
         send.close()
-        return _Handle(process=process, receive=receive, timer=self, name=name)
+        handle = _Handle(process=process, receive=receive, timer=self, name=name)
+        self._handles.append(handle)
+        return handle
+
+    def close(self) -> None:
+        """Stop the checks started in other processes whose results were never collected
+        (the caller failed first): without this a child blocked writing a large result
+        to its pipe and the parent waiting for it at exit would wait for each other."""
+        for handle in self._handles:
+            handle.cancel()
+
+    def __enter__(self) -> CheckTimer:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling, else a RuntimeError naming its type and message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
 class _Handle:
     """The value of a check started by :meth:`CheckTimer.start`."""
 
-    def __init__(self, value=None, process=None, receive=None, timer=None, name=None):
-        self._value, self._process, self._receive = value, process, receive
+    def __init__(self, value=None, error=None, process=None, receive=None, timer=None,
+                 name=None):
+        self._value, self._error = value, error
+        self._process, self._receive = process, receive
         self._timer, self._name = timer, name
 
     def result(self):
-        if self._process is None:
-            return self._value
-        try:
-            status, value, seconds = self._receive.recv()
-        except EOFError as exc:
+        """The check's value; its exception (from either process) is raised again, and on
+        every later call too."""
+        if self._process is not None:
+            try:
+                status, value, extra = self._receive.recv()
+            except EOFError:
+                status, value, extra = "error", RuntimeError(
+                    f"the check {self._name!r} died in its process"), ""
             self._process.join()
-            raise RuntimeError(f"the check {self._name!r} died in its process (exit code "
-                               f"{self._process.exitcode})") from exc
-        self._process.join()
-        self._process = None
-        if status == "error":
-            raise value
-        self._timer.timings[self._name] = seconds
-        self._value = value
-        return value
+            self._receive.close()
+            self._process = None
+            if status == "ok":
+                self._value = value
+                self._timer.timings[self._name] = extra
+            else:
+                if hasattr(value, "add_note") and extra:
+                    value.add_note(f"in the check {self._name!r}, run in a second process:\n"
+                                   + extra)
+                self._error = value
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def cancel(self) -> None:
+        """Terminate the check's process if its result was not collected."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join()
+            self._receive.close()
+            self._process = None
+            self._error = RuntimeError(f"the check {self._name!r} was cancelled")

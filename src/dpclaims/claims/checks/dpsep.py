@@ -610,27 +610,30 @@ def run_dpsep_audit(budget_name: str, seed: int, out_dir, data_dir=None, progres
         raise InputError(str(exc)) from exc
     verdicts, sections = [], []
 
-    own = [(f"fair (this run, N={probit_data.n_train})", probit_data.n_train, 40, 1.0)]
-    # the two longest single-process checks start first, beside the others
-    prop2 = timed.start("Prop. 2 accounting", lambda: check_prop2(budget, seed, own))
-    refs = timed.start("reference runs", lambda: reference_runs(
-        [probit_data, linear_data], budget, seed, out))
-    v1 = timed("Prop. 1 property test", lambda: check_prop1(budget, seed))
-    v3, s3 = timed("Thm. 4.1 Monte Carlo", lambda: check_thm41(budget, seed, out))
-    v_audit = timed("empirical audit", lambda: check_empirical_audit(
-        probit_data, budget, seed, out))
-    v4, s4 = timed("Thm. 4.1 study", lambda: check_thm41_study(budget, seed, out))
-    v5, s5, mog = timed("Sec. 6.1 mixture of Gaussians", lambda: check_mog(budget, seed, out))
     try:
-        v6, s6, bnn = timed("Sec. 6.2 Bayesian neural networks", lambda: check_bnn(
-            data_dir=data_dir, sets=budget.bnn_sets, n_splits=budget.bnn_splits,
-            epochs=budget.bnn_epochs, vi_epochs=budget.bnn_vi_epochs,
-            max_train=budget.bnn_max_train, embedded_train=budget.bnn_embedded_train,
-            seed=seed, budget_name=budget.name, out_dir=out))
-    except (ValueError, FileNotFoundError) as exc:
-        raise InputError(str(exc)) from exc
-    v2, s2 = prop2.result()
-    s_refs = refs.result()
+        own = [(f"fair (this run, N={probit_data.n_train})", probit_data.n_train, 40, 1.0)]
+        # the two longest single-process checks start first, beside the others
+        prop2 = timed.start("Prop. 2 accounting", lambda: check_prop2(budget, seed, own))
+        refs = timed.start("reference runs", lambda: reference_runs(
+            [probit_data, linear_data], budget, seed, out))
+        v1 = timed("Prop. 1 property test", lambda: check_prop1(budget, seed))
+        v3, s3 = timed("Thm. 4.1 Monte Carlo", lambda: check_thm41(budget, seed, out))
+        v_audit = timed("empirical audit", lambda: check_empirical_audit(
+            probit_data, budget, seed, out))
+        v4, s4 = timed("Thm. 4.1 study", lambda: check_thm41_study(budget, seed, out))
+        v5, s5, mog = timed("Sec. 6.1 mixture of Gaussians", lambda: check_mog(budget, seed, out))
+        try:
+            v6, s6, bnn = timed("Sec. 6.2 Bayesian neural networks", lambda: check_bnn(
+                data_dir=data_dir, sets=budget.bnn_sets, n_splits=budget.bnn_splits,
+                epochs=budget.bnn_epochs, vi_epochs=budget.bnn_vi_epochs,
+                max_train=budget.bnn_max_train, embedded_train=budget.bnn_embedded_train,
+                seed=seed, budget_name=budget.name, out_dir=out))
+        except (ValueError, FileNotFoundError) as exc:
+            raise InputError(str(exc)) from exc
+        v2, s2 = prop2.result()
+        s_refs = refs.result()
+    finally:  # a check that failed first leaves no process behind
+        timed.close()
     # assembled in one fixed order, whichever process ran what
     verdicts += v1 + v2 + v3 + v_audit + v4
     verdicts += table_consistency_verdicts(seed, budget.name)
