@@ -325,6 +325,52 @@ def _is_domain(obj) -> bool:
     return isinstance(obj, (Box, Ball, FiniteSet))
 
 
+def record_strategy(mechanism, domain=None, records_attr: bool = True):
+    """The records neighbouring datasets of ``mechanism`` are built from, or None.
+
+    In order: the mechanism's ``records`` strategy (when ``records_attr``), records drawn
+    from ``domain`` (:func:`~dpclaims.property_tests.strategies.domain_records`), the
+    distinct records of its ``data`` and ``candidates``
+    (:func:`~dpclaims.audits.search.data_candidates`). Shared by
+    :func:`check_mechanism_sensitivity` and ``check-variant``.
+    """
+    recs = getattr(mechanism, "records", None) if records_attr else None
+    if recs is None and domain is not None:
+        recs = domain_records(domain)
+    cands = data_candidates(mechanism)
+    if recs is None and cands:
+        recs = st.sampled_from(cands)
+    return recs
+
+
+def property_test(query, sens: Sensitivity, strategy, max_examples: int,
+                  seed: int) -> SensitivityCheck:
+    """:func:`~dpclaims.property_tests.sensitivity.check_sensitivity` of ``query``'s claimed
+    ``sens`` over the neighbouring pairs of ``strategy`` (distance in ``sens``'s norm,
+    magnitude the sum of the two outputs' L2 norms). Shared by
+    :func:`check_mechanism_sensitivity` and ``check-variant``."""
+    def q(d):
+        return np.asarray(query(d), dtype=float)
+
+    return check_sensitivity(
+        strategy, lambda p: sens.distance(q(p[0]), q(p[1])), sens.value,
+        max_examples=max_examples, seed=seed,
+        magnitude=lambda p: float(np.linalg.norm(q(p[0])) + np.linalg.norm(q(p[1]))))
+
+
+def select_and_audit(mechanism, pairs, *, n_trials: int, selection_trials: int, alpha: float,
+                     score, seed: int, workers: int) -> tuple[PairSelection, AuditResult]:
+    """Pick the pair with the largest pilot certificate
+    (:func:`~dpclaims.audits.search.select_pair`, pilots on their own seeds), then audit
+    it on fresh trials at the full ``alpha`` (:func:`~dpclaims.audits.core.audit`, seed
+    ``seed``). Shared by :func:`audit_mechanism` and ``check-variant``."""
+    selection = select_pair(mechanism, pairs, selection_trials, alpha=alpha, score=score,
+                            seed=seed, workers=workers)
+    r = audit(mechanism, selection.pair, n_trials, alpha=alpha, score=score, seed=seed,
+              workers=workers)
+    return selection, r
+
+
 def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
                     seed: int = 0, score=None) -> AuditOutcome:
     """Audit ``mechanism``'s privacy claim as ``dpclaims check-variant`` does, on a test budget.
@@ -375,6 +421,8 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
     selection = None
     if isinstance(where, NeighbouringPair):
         pair = where
+        r = audit(mechanism, pair, budget.n_trials, alpha=budget.alpha, score=score, seed=seed,
+                  workers=budget.workers)
     else:
         if where is None or _is_domain(where):
             searched = mechanism if where is None else _WithDomain(mechanism, where)
@@ -393,13 +441,13 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
         else:
             raise TypeError(f"where must be a NeighbouringPair, a list of them, a record domain "
                             f"(Box, Ball, FiniteSet) or None, got {type(where).__name__}")
-        selection = select_pair(mechanism, pairs, budget.selection_trials, alpha=budget.alpha,
-                                score=score, seed=seed, workers=budget.workers)
+        selection, r = select_and_audit(
+            mechanism, pairs, n_trials=budget.n_trials,
+            selection_trials=budget.selection_trials, alpha=budget.alpha, score=score,
+            seed=seed, workers=budget.workers)
         pair = selection.pair
         if selection.n_candidates == 1:
             selection = None
-    r = audit(mechanism, pair, budget.n_trials, alpha=budget.alpha, score=score, seed=seed,
-              workers=budget.workers)
     return AuditOutcome("refuted" if r.refutes_claim else "inconclusive", mechanism.name,
                         mechanism.claim, r.epsilon_lower_bound, pair, seed, budget, r, selection)
 
@@ -458,25 +506,13 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
     else:
         domain = getattr(mechanism, "domain", None) if where is None else check_domain(where)
         data = getattr(mechanism, "data", None)
-        recs = getattr(mechanism, "records", None) if where is None else None
-        if recs is None and domain is not None:
-            recs = domain_records(domain)
-        cands = data_candidates(mechanism)
-        if recs is None and cands:
-            recs = st.sampled_from(cands)
+        recs = record_strategy(mechanism, domain, records_attr=where is None)
         if recs is None or (data is None and domain is None):
             raise ValueError(f"nothing to draw neighbouring datasets of {mechanism.name!r} from: "
                              "give a record domain (Box, Ball, FiniteSet) or a strategy of "
                              "pairs, or give the mechanism `data` or a `domain`")
         strategy = neighbouring_datasets(recs, relation, base=data)
-
-    def q(d):
-        return np.asarray(query(d), dtype=float)
-
-    res = check_sensitivity(
-        strategy, lambda p: sens.distance(q(p[0]), q(p[1])), sens.value,
-        max_examples=budget.max_examples, seed=seed,
-        magnitude=lambda p: float(np.linalg.norm(q(p[0])) + np.linalg.norm(q(p[1]))))
+    res = property_test(query, sens, strategy, budget.max_examples, seed)
     return SensitivityOutcome("refuted" if res.violated else "holds", mechanism.name, sens,
                               relation, seed, res)
 

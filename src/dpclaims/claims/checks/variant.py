@@ -60,11 +60,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from hypothesis import strategies as st
 
 from dpclaims.analysis.accounting import PURE_DP_ACCOUNTANT, account_event
 from dpclaims.analysis.validation import check_count, check_probability
-from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
     sensitivity_note,
@@ -74,15 +72,13 @@ from dpclaims.audits.mechanism import (
 from dpclaims.audits.scores import ScoreError, as_score
 from dpclaims.audits.search import (
     candidate_pairs,
-    data_candidates,
     derived_seed,
-    select_pair,
 )
 from dpclaims.audits.whole_run import validate_algorithm
 from dpclaims.claims import Claim, InputError, Verdict, claims_summary
 from dpclaims.claims.checks.whole_run import check_algorithm
-from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.property_tests.strategies import domain_records, neighbouring_datasets
+from dpclaims.property_tests.strategies import neighbouring_datasets
+from dpclaims.testing import property_test, record_strategy, select_and_audit
 
 EXACT_ACCOUNTANTS = ("analytic-gaussian",)
 UPPER_BOUND_ACCOUNTANTS = ("dp_accounting-pld", "dp_accounting-rdp", "autodp-rdp")
@@ -239,12 +235,7 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict |
                    "neighbours", "hypothesis property test")
     note = sensitivity_note(mech)
     data, domain = getattr(mech, "data", None), getattr(mech, "domain", None)
-    cands = data_candidates(mech)
-    records = getattr(mech, "records", None)
-    if records is None and domain is not None:
-        records = domain_records(domain)
-    if records is None and cands:
-        records = st.sampled_from(cands)
+    records = record_strategy(mech, domain)
     missing = []
     if query is None:
         missing.append("`query`")
@@ -258,14 +249,7 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict |
                        f"{' and no '.join(missing)}, so no neighbouring datasets can be "
                        "evaluated.", evidence={"note": note} if note else {}, seed=seed)
     strategy = neighbouring_datasets(records, relation, base=data)
-
-    def q(d):
-        return np.asarray(query(d), dtype=float)
-
-    res = check_sensitivity(
-        strategy, lambda p: sens.distance(q(p[0]), q(p[1])), sens.value,
-        max_examples=budget.max_examples, seed=seed,
-        magnitude=lambda p: float(np.linalg.norm(q(p[0])) + np.linalg.norm(q(p[1]))))
+    res = property_test(query, sens, strategy, budget.max_examples, seed)
     ev = {"claimed": sens.value, "norm": str(sens.norm), "max_ratio": res.max_ratio,
           "n_examples": res.n_examples, "relation": relation,
           "datasets": "around `data`" if data is not None else
@@ -357,10 +341,9 @@ def check_audit_claim(mech, budget: VariantBudget, seed: int) -> tuple[Verdict, 
                        "candidate records), no record `domain` and no `neighbouring_pairs()`: "
                        "no pair to audit on.", seed=seed), None
     score = getattr(mech, "score", None) or budget.score
-    selection = select_pair(mech, pairs, budget.pilot_trials, alpha=budget.alpha, score=score,
-                            seed=seed, workers=budget.workers)
-    r = audit(mech, selection.pair, budget.n_trials, alpha=budget.alpha, score=score,
-              seed=seed, workers=budget.workers)
+    selection, r = select_and_audit(mech, pairs, n_trials=budget.n_trials,
+                                    selection_trials=budget.pilot_trials, alpha=budget.alpha,
+                                    score=score, seed=seed, workers=budget.workers)
     ev = {"alpha": budget.alpha, "pair_selection": selection.to_dict(), "audit": r.to_dict(),
           "threat_model": "black box: the adversary sees one output of the mechanism and "
                           "knows the neighbouring pair"}
