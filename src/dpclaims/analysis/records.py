@@ -101,6 +101,14 @@ def _check_tuple_record(data, record):
     return record
 
 
+def dataset_as_lists(data) -> list:
+    """A dataset as nested lists for JSON evidence: ``data.tolist()``, or one list per
+    component of a tuple dataset."""
+    if isinstance(data, tuple):
+        return [np.asarray(c).tolist() for c in data]
+    return np.asarray(data).tolist()
+
+
 def records_equal(a, b) -> bool:
     """Whether two records (rows, or tuples of rows) are equal."""
     if isinstance(a, tuple) != isinstance(b, tuple):

@@ -59,9 +59,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from dpclaims.analysis.accounting import PURE_DP_ACCOUNTANT, account_event
+from dpclaims.analysis.records import dataset_as_lists
 from dpclaims.analysis.validation import check_count, check_probability
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
@@ -258,7 +257,7 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict |
         ev["note"] = note
     if res.violated:
         d0, d1 = res.counterexample
-        ev["counterexample"] = {"d0": _as_lists(d0), "d1": _as_lists(d1),
+        ev["counterexample"] = {"d0": dataset_as_lists(d0), "d1": dataset_as_lists(d1),
                                 "ratio": res.counterexample_ratio}
         return Verdict(claim, "as-given", "refuted",
                        f"Refuted: a {relation} pair moves the query by "
@@ -271,12 +270,6 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict |
                    f"largest distance was {res.max_ratio:.4g} x the claimed {sens.value:.4g}.",
                    evidence=ev, seed=seed)
 
-
-def _as_lists(data):
-    """A dataset as nested lists (tuples of arrays as a list of them), for the JSON."""
-    if isinstance(data, tuple):
-        return [np.asarray(c).tolist() for c in data]
-    return np.asarray(data).tolist()
 
 
 def check_accounting_claim(mech, seed: int) -> Verdict | None:

@@ -29,7 +29,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from dpclaims.analysis.accounting import account_event
-from dpclaims.analysis.records import get_record, n_records
+from dpclaims.analysis.records import dataset_as_lists, get_record, n_records
 from dpclaims.audits.mechanism import InvalidMechanismError, Sensitivity
 from dpclaims.audits.whole_run import (
     STATISTICS,
@@ -118,7 +118,7 @@ def check_step_sensitivity(alg, max_examples: int, seed: int) -> Verdict | None:
     if res.violated:
         s, (d0, d1) = res.counterexample
         ev["counterexample"] = {"state_seed": int(s), "ratio": res.counterexample_ratio,
-                                "d0": _as_lists(d0), "d1": _as_lists(d1)}
+                                "d0": dataset_as_lists(d0), "d1": dataset_as_lists(d1)}
         return Verdict(claim, "as-given", "refuted",
                        f"Refuted: from a random state, a {relation} pair of batches moves the "
                        f"update by {res.counterexample_ratio:.4g} x the claimed "
@@ -177,11 +177,6 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
                     "for a hidden shuffle is computed (the whole-run audit is the check).",
                     evidence=ev, seed=seed)]
 
-
-def _as_lists(data):
-    if isinstance(data, tuple):
-        return [np.asarray(c).tolist() for c in data]
-    return np.asarray(data).tolist()
 
 
 def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: int = 1):
