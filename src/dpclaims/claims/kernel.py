@@ -1,0 +1,556 @@
+"""The verdict kernel: the one place where computed results become verdicts.
+
+Every check computes numbers; this module turns them into a :class:`Verdict` and
+writes the verdict's sentence from those numbers. No check words its own decision.
+
+The rule
+--------
+A claim states a bound on a quantity: ``quantity <= c`` (an epsilon, a sensitivity,
+a tail probability; :attr:`Direction.AT_MOST`), ``quantity >= c`` (a coverage, an
+improvement; :attr:`Direction.AT_LEAST`) or ``quantity = c`` (a printed table value,
+an identity; :attr:`Direction.EQUALS`). A check brings a certified **bracket**: a
+lower bound and an upper bound on the true quantity, each a :class:`Bound` that
+names the tool that gave it and, for a statistical bound, its confidence. Either
+end may be missing (an audit has no upper bound; a search for a counterexample
+has no upper bound; an RDP accountant has no lower bound).
+
+For ``quantity <= c``:
+
+* **holds** only when a certified upper bound is at most c;
+* **refuted** only when a certified lower bound exceeds c;
+* **inconclusive** otherwise (and when the two ends contradict each other).
+
+``quantity >= c`` is the mirror image, and ``quantity = c`` holds when the whole
+bracket lies within what c stands for and is refuted when the bracket lies
+wholly outside it.
+
+The only generosity: a number is read at the precision it is printed with
+(:class:`Claimed` ``printed``): "2.38" stands for every value that rounds to it,
+[2.375, 2.385], so a certified lower bound of 2.3824 does not refute it and
+2.3876 does. A number with no printed text (a claim made in code), an integer
+("epsilon = 8", a target the noise was calibrated to) and a number in scientific
+notation with an integer mantissa ("1e-5") are exact. No relative tolerance
+exists: a numeric slack (a discretisation, a Monte Carlo error) belongs inside the
+bracket, which widens it and so moves the verdict toward inconclusive, never
+toward holds or refuted.
+
+A claim that is decided by hypothesis tests rather than by a bracket (a comparison
+of two methods over paired runs) goes through :func:`decide_by_tests`: holds when
+the test of "the claim is false" rejects at the stated level, refuted when the test
+of "the claim is true" rejects, inconclusive otherwise. Several bounds that must
+all hold (one per configuration) go through :func:`decide_all`. Nothing checked is
+:func:`not_checkable`, naming what is missing.
+
+Every verdict's evidence gets a ``basis`` record: the claimed value and what it
+stands for, the bracket with its sources, and any estimates (which are shown,
+never used: an estimate alone neither holds nor refutes).
+
+References
+----------
+DESIGN.md ("The verdict kernel"); README, "What a verdict means".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from dpclaims.claims.core import Claim, Verdict
+
+
+class Direction(str, Enum):
+    """What a claim states about its quantity."""
+
+    AT_MOST = "at-most"
+    AT_LEAST = "at-least"
+    EQUALS = "equals"
+
+
+_OP = {Direction.AT_MOST: "<=", Direction.AT_LEAST: ">=", Direction.EQUALS: "="}
+
+
+def printed_half_unit(printed: str) -> float:
+    """Half a unit in the last printed place of ``printed`` (0 for an exact number).
+
+    "2.38" -> 0.005; "0.5" -> 0.05; "1.26e-3" -> 5e-6; "8", "1e-5", "60000" -> 0
+    (integers and integer mantissas are exact: targets, sizes, deltas).
+
+    Raises
+    ------
+    ValueError
+        ``printed`` is not a decimal number.
+    """
+    text = str(printed).strip().lower().replace("_", "")
+    mantissa, _, exponent = text.partition("e")
+    try:
+        float(text)
+        power = int(exponent) if exponent else 0
+    except ValueError:
+        raise ValueError(f"printed must be a decimal number as printed, got {printed!r}") \
+            from None
+    if "." not in mantissa:
+        return 0.0
+    decimals = len(mantissa.split(".", 1)[1])
+    if decimals == 0:
+        return 0.0
+    return 0.5 * 10.0 ** (power - decimals)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """The number a claim states, and how it is read.
+
+    Parameters
+    ----------
+    quantity : str
+        What the number is, in words ("epsilon", "sensitivity", "P(KL >= a)").
+    value : float
+        The stated number (finite; ``inf`` is allowed for a claim of "unbounded").
+    direction : Direction, default AT_MOST
+        ``quantity <= value``, ``>= value`` or ``= value``.
+    printed : str, optional
+        The number exactly as the paper prints it ("2.38", "1.0"): it is read at
+        that precision (:func:`printed_half_unit`). None: exact (a claim made in code).
+
+    Raises
+    ------
+    ValueError
+        NaN value, an unknown direction, or ``printed`` that is not a decimal number
+        or does not round to ``value``.
+    """
+
+    quantity: str
+    value: float
+    direction: Direction = Direction.AT_MOST
+    printed: str | None = None
+
+    def __post_init__(self):
+        value = float(self.value)
+        if math.isnan(value):
+            raise ValueError(f"the claimed {self.quantity} is NaN")
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "direction", Direction(self.direction))
+        if self.printed is not None:
+            half = printed_half_unit(self.printed)
+            if abs(float(self.printed) - value) > half + 1e-12 * max(1.0, abs(value)):
+                raise ValueError(f"printed {self.printed!r} does not stand for the claimed "
+                                 f"{self.quantity} {value!r}")
+
+    @property
+    def half_unit(self) -> float:
+        return 0.0 if self.printed is None else printed_half_unit(self.printed)
+
+    @property
+    def low(self) -> float:
+        """The smallest value the printed number stands for."""
+        return self.value - self.half_unit
+
+    @property
+    def high(self) -> float:
+        """The largest value the printed number stands for."""
+        return self.value + self.half_unit
+
+    def describe(self) -> str:
+        """e.g. "the claimed epsilon <= 2.38 (printed to 0.01: read as <= 2.385)"."""
+        shown = self.printed if self.printed is not None else _num(self.value)
+        text = f"the claimed {self.quantity} {_OP[self.direction]} {shown}"
+        if self.half_unit == 0:
+            return text
+        if self.direction is Direction.AT_MOST:
+            read = f"<= {_num(self.high)}"
+        elif self.direction is Direction.AT_LEAST:
+            read = f">= {_num(self.low)}"
+        else:
+            read = f"in [{_num(self.low)}, {_num(self.high)}]"
+        return f"{text} (read at its printed precision as {read})"
+
+    def to_dict(self) -> dict:
+        return {"quantity": self.quantity, "value": _json(self.value),
+                "direction": self.direction.value, "printed": self.printed,
+                "stands_for": [_json(self.low), _json(self.high)]}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One end of a bracket on the true quantity.
+
+    Parameters
+    ----------
+    value : float
+        The bound (may be +-inf).
+    source : str
+        The tool and setting that gave it ("dp_accounting PLD, optimistic, interval
+        1e-4", "Clopper-Pearson on 10^6 trials").
+    confidence : float, optional
+        For a statistical bound, the probability that it holds (e.g. 0.95); None for
+        a deterministic bound (exact up to floating point).
+
+    Raises
+    ------
+    ValueError
+        NaN value, or confidence outside (0, 1).
+    """
+
+    value: float
+    source: str
+    confidence: float | None = None
+
+    def __post_init__(self):
+        value = float(self.value)
+        if math.isnan(value):
+            raise ValueError(f"a bound from {self.source!r} is NaN")
+        object.__setattr__(self, "value", value)
+        if self.confidence is not None and not 0 < self.confidence < 1:
+            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
+
+    def describe(self) -> str:
+        conf = "" if self.confidence is None else f", {100 * self.confidence:.4g}% confidence"
+        return f"{self.source}{conf}"
+
+    def to_dict(self) -> dict:
+        return {"value": _json(self.value), "source": self.source,
+                "confidence": self.confidence}
+
+
+def best_lower(*bounds: Bound | None) -> Bound | None:
+    """The largest of the given lower bounds (None entries are skipped)."""
+    given = [b for b in bounds if b is not None]
+    return max(given, key=lambda b: b.value) if given else None
+
+
+def best_upper(*bounds: Bound | None) -> Bound | None:
+    """The smallest of the given upper bounds (None entries are skipped)."""
+    given = [b for b in bounds if b is not None]
+    return min(given, key=lambda b: b.value) if given else None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A useful number that can be wrong in either direction (shown, never deciding)."""
+
+    value: float
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"value": _json(self.value), "source": self.source}
+
+
+def outcome(claimed: Claimed, lower: Bound | None, upper: Bound | None) -> str:
+    """The verdict of a bracket against a claimed value (module docstring), without a
+    sentence: "holds", "refuted" or "inconclusive"."""
+    lo = None if lower is None else lower.value
+    hi = None if upper is None else upper.value
+    if lo is not None and hi is not None and lo > hi:
+        return "inconclusive"  # the bounds contradict each other: nothing is decided
+    d = claimed.direction
+    if d is Direction.AT_MOST:
+        if lo is not None and lo > claimed.high:
+            return "refuted"
+        if hi is not None and hi <= claimed.high:
+            return "holds"
+    elif d is Direction.AT_LEAST:
+        if hi is not None and hi < claimed.low:
+            return "refuted"
+        if lo is not None and lo >= claimed.low:
+            return "holds"
+    else:
+        if (hi is not None and hi < claimed.low) or (lo is not None and lo > claimed.high):
+            return "refuted"
+        if lo is not None and hi is not None and claimed.low <= lo and hi <= claimed.high:
+            return "holds"
+    return "inconclusive"
+
+
+def _sentence(verdict: str, claimed: Claimed, lower: Bound | None, upper: Bound | None) -> str:
+    q = claimed.quantity
+    desc = claimed.describe()
+    lo = None if lower is None else lower.value
+    hi = None if upper is None else upper.value
+    if lo is not None and hi is not None and lo > hi:
+        a, b = _pair(lo, hi)
+        return (f"Inconclusive: the bounds contradict each other ({lower.describe()} gives "
+                f"{q} >= {a}, {upper.describe()} gives {q} <= {b}); one tool is wrong, so "
+                f"nothing is decided about {desc}.")
+    d = claimed.direction
+    if verdict == "refuted":
+        if d is Direction.AT_MOST or (d is Direction.EQUALS and lo is not None
+                                      and lo > claimed.high):
+            a, b = _pair(lo, claimed.high)
+            return f"Refuted: {lower.describe()} certifies {q} >= {a}, above {desc}."
+        a, b = _pair(hi, claimed.low)
+        return f"Refuted: {upper.describe()} certifies {q} <= {a}, below {desc}."
+    if verdict == "holds":
+        if d is Direction.AT_MOST:
+            a, _ = _pair(hi, claimed.high)
+            return f"Holds: {upper.describe()} certifies {q} <= {a}, within {desc}."
+        if d is Direction.AT_LEAST:
+            a, _ = _pair(lo, claimed.low)
+            return f"Holds: {lower.describe()} certifies {q} >= {a}, within {desc}."
+        return (f"Holds: {q} lies in [{_num(lo)}, {_num(hi)}] ({lower.describe()}; "
+                f"{upper.describe()}), within {desc}.")
+    # inconclusive
+    parts = []
+    parts.append(f"a certified lower bound {_num(lo)} ({lower.describe()})" if lower
+                 else "no certified lower bound")
+    parts.append(f"a certified upper bound {_num(hi)} ({upper.describe()})" if upper
+                 else "no certified upper bound")
+    if lower is None and upper is None:
+        return f"Inconclusive: no certified bound on {q} was computed, so {desc} is not decided."
+    return (f"Inconclusive: {parts[0]} and {parts[1]} on {q} do not decide {desc}.")
+
+
+def _basis(claimed, lower, upper, estimates) -> dict:
+    return {"rule": "bracket", "claimed": claimed.to_dict(),
+            "lower": None if lower is None else lower.to_dict(),
+            "upper": None if upper is None else upper.to_dict(),
+            "estimates": [e.to_dict() for e in estimates]}
+
+
+def _with_basis(evidence: dict | None, basis: dict) -> dict:
+    out = dict(evidence or {})
+    if "basis" in out:
+        raise ValueError("evidence already has a 'basis' entry: it is the kernel's")
+    out["basis"] = basis
+    return out
+
+
+def _tail(context: str, estimates: Sequence[Estimate]) -> str:
+    text = ""
+    if context:
+        text += " " + context.strip()
+    if estimates:
+        text += (" Estimates (shown, never deciding): "
+                 + ", ".join(f"{e.source} {_num(e.value)}" for e in estimates) + ".")
+    return text
+
+
+@dataclass
+class Decision:
+    """What :func:`decide` returns besides the verdict, for checks that combine verdicts."""
+
+    verdict: str
+    sentence: str
+    basis: dict = field(default_factory=dict)
+
+
+def judge(claimed: Claimed, lower: Bound | None = None, upper: Bound | None = None,
+          estimates: Sequence[Estimate] = ()) -> Decision:
+    """The verdict and its sentence for a bracket (no claim attached): the core of
+    :func:`decide`, for checks that report several brackets of one claim."""
+    v = outcome(claimed, lower, upper)
+    return Decision(v, _sentence(v, claimed, lower, upper),
+                    _basis(claimed, lower, upper, estimates))
+
+
+def decide(claim: Claim, reading: str, claimed: Claimed, *, lower: Bound | None = None,
+           upper: Bound | None = None, context: str = "",
+           estimates: Sequence[Estimate] = (), evidence: dict | None = None,
+           seed: int | None = None, budget: str | None = None,
+           figures: Sequence[str] = (), text_reading: bool | None = None) -> Verdict:
+    """The verdict of ``claim`` under ``reading`` from a certified bracket (module rule).
+
+    Parameters
+    ----------
+    claim, reading
+        The claim and the reading of the paper the bracket was computed under.
+    claimed : Claimed
+        The stated number and its direction.
+    lower, upper : Bound, optional
+        Certified bounds on the true quantity (either may be missing).
+    context : str
+        What was computed, in words, appended to the kernel's sentence (never the
+        decision itself).
+    estimates : sequence of Estimate
+        Numbers shown beside the bracket that never decide.
+    evidence : dict
+        The check's numbers; the kernel adds ``basis``.
+    seed, budget, figures, text_reading
+        As :class:`~dpclaims.claims.core.Verdict`.
+
+    Returns
+    -------
+    Verdict
+        ``certificate`` is True exactly when a certified bound decided it.
+    """
+    d = judge(claimed, lower, upper, estimates)
+    return Verdict(claim, reading, d.verdict, d.sentence + _tail(context, estimates),
+                   evidence=_with_basis(evidence, d.basis), seed=seed, budget=budget,
+                   certificate=d.verdict in ("holds", "refuted"), figures=list(figures),
+                   text_reading=text_reading)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One bracket among several that must all hold (:func:`decide_all`)."""
+
+    label: str
+    claimed: Claimed
+    lower: Bound | None = None
+    upper: Bound | None = None
+
+
+def decide_all(claim: Claim, reading: str, parts: Sequence[Part], *, context: str = "",
+               evidence: dict | None = None, seed: int | None = None,
+               budget: str | None = None, figures: Sequence[str] = (),
+               text_reading: bool | None = None) -> Verdict:
+    """One verdict for a claim that must hold in every part (every configuration, every
+    coordinate): refuted when a part is refuted (the first is named, and how many),
+    holds when every part holds, inconclusive otherwise. A statistical bound's
+    confidence is the caller's to correct for the number of parts (e.g. Bonferroni).
+
+    Raises
+    ------
+    ValueError
+        No parts.
+    """
+    if not parts:
+        raise ValueError("decide_all needs at least one part")
+    decisions = [(p, judge(p.claimed, p.lower, p.upper)) for p in parts]
+    refuted = [(p, d) for p, d in decisions if d.verdict == "refuted"]
+    holding = [(p, d) for p, d in decisions if d.verdict == "holds"]
+    n = len(parts)
+    if refuted:
+        p, d = refuted[0]
+        verdict = "refuted"
+        sentence = (f"Refuted in {len(refuted)} of {n} part(s); first, {p.label}: "
+                    f"{d.sentence}")
+    elif len(holding) == n:
+        verdict = "holds"
+        worst = holding[0]
+        sentence = f"Holds in all {n} part(s); e.g. {worst[0].label}: {worst[1].sentence}"
+    else:
+        verdict = "inconclusive"
+        p, d = next((p, d) for p, d in decisions if d.verdict == "inconclusive")
+        sentence = (f"Inconclusive: {len(holding)} of {n} part(s) hold, none is refuted; "
+                    f"first undecided, {p.label}: {d.sentence}")
+    basis = {"rule": "all parts", "parts": [{"label": p.label, "verdict": d.verdict,
+                                             **d.basis} for p, d in decisions]}
+    return Verdict(claim, reading, verdict, sentence + _tail(context, ()),
+                   evidence=_with_basis(evidence, basis), seed=seed, budget=budget,
+                   certificate=verdict in ("holds", "refuted"), figures=list(figures),
+                   text_reading=text_reading)
+
+
+def decide_by_tests(claim: Claim, reading: str, statement: str, *, p_holds: float | None,
+                    p_refutes: float | None, level: float, test: str, context: str = "",
+                    estimates: Sequence[Estimate] = (), evidence: dict | None = None,
+                    seed: int | None = None, budget: str | None = None,
+                    figures: Sequence[str] = (), text_reading: bool | None = None) -> Verdict:
+    """The verdict of a claim decided by two one-sided hypothesis tests at ``level``.
+
+    Parameters
+    ----------
+    statement : str
+        What is claimed, in words ("DP-SEP's RMSE is below DP-EM's").
+    p_holds : float or None
+        p-value of the test whose null hypothesis is that ``statement`` is false: its
+        rejection (p <= level) makes the claim hold. None: not computed.
+    p_refutes : float or None
+        p-value of the test whose null hypothesis is that ``statement`` is true: its
+        rejection refutes the claim. None: not computed.
+    level : float
+        The false-alarm rate of each direction, in (0, 1).
+    test : str
+        The test by name ("exact sign test over 8 paired runs").
+
+    Raises
+    ------
+    ValueError
+        level outside (0, 1), a p-value outside [0, 1] or NaN.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    for name, p in (("p_holds", p_holds), ("p_refutes", p_refutes)):
+        if p is not None and not 0 <= p <= 1:
+            raise ValueError(f"{name} must lie in [0, 1], got {p!r}")
+    yes = p_holds is not None and p_holds <= level
+    no = p_refutes is not None and p_refutes <= level
+    ps = f"p = {_num(p_holds)} for, {_num(p_refutes)} against"
+    if yes and no:
+        verdict, sentence = "inconclusive", (
+            f"Inconclusive: the {test} rejects both directions at level {level:g} ({ps}); "
+            f"the tests contradict each other, so nothing is decided about: {statement}.")
+    elif yes:
+        verdict, sentence = "holds", (
+            f"Holds at level {level:g}: the {test} rejects that it fails (p = "
+            f"{_num(p_holds)}): {statement}.")
+    elif no:
+        verdict, sentence = "refuted", (
+            f"Refuted at level {level:g}: the {test} rejects it (p = {_num(p_refutes)}): "
+            f"{statement}.")
+    else:
+        verdict, sentence = "inconclusive", (
+            f"Inconclusive at level {level:g}: the {test} rejects neither direction "
+            f"({ps}): {statement}.")
+    basis = {"rule": "tests", "statement": statement, "test": test, "level": level,
+             "p_holds": p_holds, "p_refutes": p_refutes,
+             "estimates": [e.to_dict() for e in estimates]}
+    return Verdict(claim, reading, verdict, sentence + _tail(context, estimates),
+                   evidence=_with_basis(evidence, basis), seed=seed, budget=budget,
+                   certificate=verdict in ("holds", "refuted"), figures=list(figures),
+                   text_reading=text_reading)
+
+
+def not_checkable(claim: Claim, reading: str, missing: str | Sequence[str], *,
+                  context: str = "", evidence: dict | None = None, seed: int | None = None,
+                  budget: str | None = None, text_reading: bool | None = None) -> Verdict:
+    """Nothing was checked: ``missing`` names what the check needs and does not have.
+
+    Raises
+    ------
+    ValueError
+        Nothing named as missing.
+    """
+    items = [missing] if isinstance(missing, str) else list(missing)
+    if not items or not all(items):
+        raise ValueError("not_checkable must name what is missing")
+    sentence = f"Not checkable: missing {'; '.join(items)}. Nothing was checked."
+    basis = {"rule": "not-checkable", "missing": items}
+    return Verdict(claim, reading, "not-checkable", sentence + _tail(context, ()),
+                   evidence=_with_basis(evidence, basis), seed=seed, budget=budget,
+                   text_reading=text_reading)
+
+
+def undecided(claim: Claim, reading: str, reason: str, *, context: str = "",
+              estimates: Sequence[Estimate] = (), evidence: dict | None = None,
+              seed: int | None = None, budget: str | None = None,
+              figures: Sequence[str] = (), text_reading: bool | None = None) -> Verdict:
+    """Inconclusive for a stated ``reason`` when the check ran but produced no bound
+    that could decide (e.g. an audit too small to certify anything)."""
+    if not reason:
+        raise ValueError("undecided needs a reason")
+    basis = {"rule": "undecided", "reason": reason,
+             "estimates": [e.to_dict() for e in estimates]}
+    return Verdict(claim, reading, "inconclusive",
+                   f"Inconclusive: {reason.strip()}" + _tail(context, estimates),
+                   evidence=_with_basis(evidence, basis), seed=seed, budget=budget,
+                   figures=list(figures), text_reading=text_reading)
+
+
+# ----------------------------------------------------------------------------- numbers
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "none"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.4g}"
+
+
+def _pair(a: float, b: float) -> tuple[str, str]:
+    """``a`` and ``b`` printed with the fewest significant digits (at least 4) that keep
+    two different numbers different, so that a printed "a > b" is never "2.385 > 2.385"."""
+    if a == b or not (math.isfinite(a) and math.isfinite(b)):
+        return _num(a), _num(b)
+    for digits in range(4, 18):
+        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if float(sa) != float(sb):
+            return sa, sb
+    return repr(a), repr(b)
+
+
+def _json(x: float) -> float | str:
+    return x if math.isfinite(x) else str(x)
