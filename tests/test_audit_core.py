@@ -343,9 +343,10 @@ def test_same_seed_same_result_and_blocks_cover_every_trial():
             return data[0] + rng.standard_normal((n, 2))
 
     a = audit(Counting(), PAIR, 1001, seed=5, block_size=150)
-    # a probe of two outputs per dataset fixes the output shape, then the blocks
-    assert calls[:2] == [2, 2]
-    assert sum(calls[2:]) == 2 * 1001 and max(calls[2:]) <= 150
+    # a probe of two outputs per dataset, drawn twice from generators in the same state
+    # (the release must follow its rng), fixes the output shape; then the blocks
+    assert calls[:4] == [2, 2, 2, 2]
+    assert sum(calls[4:]) == 2 * 1001 and max(calls[4:]) <= 150
     assert a.n_train + a.n_held_out == 1001
     b = audit(Counting(), PAIR, 1001, seed=5, block_size=150)
     assert a == b and json.dumps(a.to_dict()) == json.dumps(b.to_dict())

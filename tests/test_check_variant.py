@@ -33,7 +33,10 @@ def test_correct_variant_exits_0_and_nothing_is_refuted(tmp_path):
     result, out = run(tmp_path, f"{EXAMPLE}:correct")
     assert result.exit_code == 0, result.output
     v = verdicts(out)
-    assert v["sensitivity"]["verdict"] == "holds"
+    # a search finds no counterexample but cannot certify a bound: inconclusive, never holds
+    assert v["sensitivity"]["verdict"] == "inconclusive"
+    assert "No counterexample" in v["sensitivity"]["sentence"]
+    # the claimed epsilon 2.0 is above the exact 1.9933 of sigma = 2: a certified upper bound
     assert v["accounting"]["verdict"] == "holds"
     # a sound audit of a true claim: refutation probability <= alpha = 0.05 (fixed seed)
     assert v["empirical-audit"]["verdict"] == "inconclusive"
@@ -136,4 +139,4 @@ def test_pld_is_not_an_upper_bound_for_poisson_under_replace_one():
     # PLD (centred-ball model) gives about 1.55 < 1.6, but it is not a bound for a general
     # query under replace-one; the RDP accountants do not support this event: no bound
     assert v.verdict != "holds"
-    assert "PLD not used" in v.evidence["note"]
+    assert "dp_accounting-pld not used" in v.evidence["note"]

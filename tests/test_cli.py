@@ -37,8 +37,10 @@ CLAIM_IDS = {
 def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
     result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
-                                       "--workers", "2", "--out", str(out)])
-    assert result.exit_code == 0, result.output
+                                       "--workers", "2", "--out", str(out), "--overwrite"])
+    # DP-SEP's claims are refuted under readings of the paper's text: exit 1 (a finding;
+    # the report is written whatever the code)
+    assert result.exit_code == 1, result.output
     return out, result
 
 
@@ -75,7 +77,8 @@ def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
     out, _ = smoke_run
     verdicts = {(v["claim_id"], v["reading"]): v["verdict"]
                 for v in json.loads((out / "results.json").read_text())["verdicts"]}
-    assert verdicts[("dpsep/prop1-sensitivity", "as-printed")] == "holds"
+    # a search that finds no counterexample certifies no bound: inconclusive, not holds
+    assert verdicts[("dpsep/prop1-sensitivity", "as-printed")] == "inconclusive"
     assert verdicts[("dpsep/prop1-sensitivity", "sep-invariant")] == "refuted"
     assert verdicts[("dpsep/empirical-audit", "sep-invariant")] == "refuted"
     assert verdicts[("dpsep/empirical-audit", "as-printed")] == "inconclusive"
@@ -88,7 +91,9 @@ def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
     assert all(v != "refuted" for r, v in prop2.items() if r.endswith("hidden shuffle"))
     # exact facts about the printed tables; without --data-dir the BNN statements about
     # named UCI sets cannot be checked
-    assert verdicts[("dpsep/v2-table-mog", "cross-version: the ε = 5.5 row")] == "refuted"
+    # v2 prints v0's ε = 5 row as ε = 5.5: identical numbers, but nothing certifies which
+    # label is wrong (the kernel's undecided, with that reason)
+    assert verdicts[("dpsep/v2-table-mog", "cross-version: the ε = 5.5 row")] == "inconclusive"
     assert {v for (c, _), v in verdicts.items() if c.startswith("dpsep/bnn-")} == {
         "not-checkable"}
 
@@ -98,8 +103,9 @@ def test_same_seed_same_json_whatever_the_workers(smoke_run, tmp_path):
     (the fixture) or all in one (here)."""
     out, _ = smoke_run
     again = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
-                                      "--workers", "1", "--out", str(tmp_path)])
-    assert again.exit_code == 0, again.output
+                                      "--workers", "1", "--out", str(tmp_path / "o")])
+    assert again.exit_code == 1, again.output
+    tmp_path = tmp_path / "o"
     assert (tmp_path / "results.json").read_text() == (out / "results.json").read_text()
 
 
@@ -122,12 +128,15 @@ def test_bad_input_exits_2_naming_the_value(args, needle, tmp_path):
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="shared data folder absent")
 def test_audit_with_data_dir_uses_wine(tmp_path):
     result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--data-dir",
-                                       str(SHARED_DATA), "--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
+                                       str(SHARED_DATA), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1, result.output
+    tmp_path = tmp_path / "o"
     results = json.loads((tmp_path / "results.json").read_text())
     assert "wine-quality-red" in results["meta"]["data"]
     # with the data the BNN statements get real verdicts, and Table 4 is checked
     bnn = {v["verdict"] for v in results["verdicts"] if v["claim_id"].startswith("dpsep/bnn-")}
     assert bnn and bnn <= {"holds", "refuted", "inconclusive"}
     table4 = [v for v in results["verdicts"] if v["claim_id"] == "dpsep/v0-table4-datasets"]
-    assert [v["verdict"] for v in table4] == ["holds"]
+    # Table 4's sizes: every set loaded matches, but Year is not in the folder, so the
+    # claim about all six sets is not certified
+    assert [v["verdict"] for v in table4] == ["inconclusive"]

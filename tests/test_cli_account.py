@@ -25,7 +25,8 @@ def test_json_has_one_row_per_accountant_with_the_documented_keys():
     out = json.loads(result.stdout)
     assert [r["accountant"] for r in out["rows"]] == list(ACCOUNTANTS)
     for r in out["rows"]:
-        assert set(r) == {"accountant", "relation", "kind", "epsilon", "note"}
+        assert set(r) == {"accountant", "relation", "kind", "bound", "epsilon", "note"}
+        assert r["bound"] in ("upper", "lower", "exact", "model")
         assert r["relation"] == "add-remove"
         assert r["epsilon"] is None or r["epsilon"] > 0
     rows = {r["accountant"]: r for r in out["rows"]}
@@ -92,8 +93,15 @@ def test_field_defaults_textbook_dp_sgd():
     rows = {r["accountant"]: r for r in out["rows"]}
     assert rows["dp_accounting-rdp"]["epsilon"] == pytest.approx(2.597, abs=5e-4)
     assert rows["dp_accounting-pld"]["epsilon"] == pytest.approx(2.382, abs=5e-3)
-    assert rows["dp_accounting-pld"]["kind"] == "tight"
+    assert rows["dp_accounting-pld"]["kind"] == "tight upper bound"
+    assert rows["dp_accounting-pld-optimistic"]["kind"] == "lower bound"
     assert rows["moments-accountant"]["kind"].startswith("classic")
+    # the certified bracket: the optimistic PLD (loose at the pessimistic row's interval,
+    # refined only where a claim needs it) below, the pessimistic PLD above
+    bracket = out["certified_bracket"]
+    assert bracket["upper"] == {"accountant": "dp_accounting-pld",
+                                "epsilon": rows["dp_accounting-pld"]["epsilon"]}
+    assert bracket["lower"]["epsilon"] <= bracket["upper"]["epsilon"]
     assert out["disagrees"] and not out["tight_disagrees"] and out["advice"] is None
     text = run("account", "--sigma", "1.1", "--sampling", "poisson", "--dataset-size", "60000",
                "--batch-size", "256", "--epochs", "60", "--delta", "1e-5").output

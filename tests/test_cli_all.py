@@ -16,8 +16,9 @@ RECORDED = Path(__file__).parent / "data" / "smoke_verdicts_seed2.json"
 
 def test_all_papers_in_one_report(tmp_path):
     result = CliRunner().invoke(main, ["audit", "--paper", "all", "--budget", "smoke",
-                                       "--seed", "2", "--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
+                                       "--seed", "2", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1, result.output  # claims are refuted: a finding
+    tmp_path = tmp_path / "o"
     data = json.loads((tmp_path / "results.json").read_text())
     ids = [(v["claim_id"], v["reading"]) for v in data["verdicts"]]
     assert not [k for k, c in Counter(ids).items() if c > 1]  # each verdict once

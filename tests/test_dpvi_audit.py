@@ -186,7 +186,15 @@ def test_check_empirical_audit_small_budget():
         for key in ("N", "B", "T", "sigma_DP", "C", "delta", "relation", "pair",
                     "trials_per_dataset", "certificate", "claimed_epsilon", "seed"):
             assert key in ev, key
-        assert ev["delta"] == 1 / ev["N"] and v.certificate and v.seed == 0
+        assert ev["delta"] == 1 / ev["N"] and v.seed == 0
+        # the Clopper-Pearson certificate is the kernel's lower bound; no upper bound
+        basis = ev["basis"]
+        assert basis["lower"]["value"] == ev["certificate"] and basis["upper"] is None
+        assert basis["lower"]["confidence"] == pytest.approx(0.95)
+    # an audit can refute privacy, never prove it: only the refutation is a certificate
+    assert not vs[0].certificate and vs[1].certificate
+    assert "An audit can refute privacy but not prove it" in vs[0].sentence
+    assert vs[1].sentence.startswith("Refuted: Clopper-Pearson audit")
     a, b = vs[0].evidence, vs[1].evidence
     assert 0.7 * a["claimed_epsilon"] < a["certificate"] <= a["claimed_epsilon"]
     assert a["claimed_epsilon"] == a["exact_epsilon"]

@@ -18,9 +18,17 @@ def test_every_dpvim_claim_is_quoted_exactly():
         assert " ".join(c.statement.split()) in text, c.id
 
 
-def test_identity_check_holds_and_a_wrong_identity_is_refuted():
-    assert [v.verdict for v in dpvim.check_aligned_identity(30, seed=1)] == ["holds", "holds"]
-    # the same search against eq. (11) without T'(s): must find a counterexample
+def test_identity_search_is_inconclusive_and_a_wrong_identity_is_refuted():
+    # a search without a counterexample certifies nothing: inconclusive, never holds
+    vs = dpvim.check_aligned_identity(30, seed=1)
+    assert [v.verdict for v in vs] == ["inconclusive", "inconclusive"]
+    for v in vs:
+        assert "No counterexample" in v.sentence and not v.certificate
+        assert v.evidence["basis"]["upper"] is None
+        assert v.evidence["max_relative_gap"] <= dpvim.FD_TOLERANCE
+    # the same search against eq. (11) without T'(s): must find a counterexample, which
+    # refutes through the kernel
+    from dpclaims.claims.checks.bounds import search_verdict
     from dpclaims.property_tests.sensitivity import check_sensitivity
 
     def wrong(fam, xi, eta, g_m):
@@ -29,30 +37,76 @@ def test_identity_check_holds_and_a_wrong_identity_is_refuted():
                             lambda ex: dpvim.identity_discrepancy(ex, wrong),
                             dpvim.FD_TOLERANCE, max_examples=60, seed=1)
     assert res.violated
+    v = search_verdict(dpvim.CLAIMS["aligned-identity"], "wrong identity", res,
+                       quantity="relative gap", pairs="examples")
+    assert v.verdict == "refuted" and v.certificate
+    assert v.evidence["basis"]["lower"]["value"] > dpvim.FD_TOLERANCE
 
 
 def test_analytic_verdicts():
-    v = {(x.claim.id, x.reading): x.verdict for x in
-         dpvim.check_eq12() + dpvim.check_e1() + dpvim.check_alg2_sensitivity(60, seed=0)
-         + dpvim.check_corollary31(30, seed=0) + dpvim.check_fisher_blocks(50_000)}
-    assert v[("dpvim/eq12", "the probability in eq. (12): Pr[|eta_j| < 2] for eta_j ~ N(0, 1)")] \
-        == "refuted"
+    vs = (dpvim.check_eq12() + dpvim.check_e1() + dpvim.check_alg2_sensitivity(60, seed=0)
+          + dpvim.check_corollary31(30, seed=0) + dpvim.check_fisher_blocks(50_000)
+          + dpvim.check_alg_j1() + dpvim.check_adult_steps())
+    by = {(x.claim.id, x.reading): x for x in vs}
+    v = {k: x.verdict for k, x in by.items()}
+    # exact: 2 Phi(2) - 1 = 0.9545 < 0.9745 (97.5 % at its printed precision)
+    eq12 = by[("dpvim/eq12", "the probability in eq. (12): Pr[|eta_j| < 2] for eta_j ~ N(0, 1)")]
+    assert eq12.verdict == "refuted" and eq12.certificate
+    assert eq12.sentence.startswith("Refuted: exact: 2 Phi(2) - 1")
+    assert eq12.evidence["basis"]["claimed"]["stands_for"][0] == pytest.approx(0.9745)
+    # T' <= T on a grid: a search, so inconclusive
+    grid = by[("dpvim/eq12", "T'(s_q) <= sigma_q = T(s_q) for softplus and exp (App. C)")]
+    assert grid.verdict == "inconclusive" and "grid" in grid.sentence
     assert v[("dpvim/alg2-release-sensitivity", "as-printed")] == "refuted"
-    assert v[("dpvim/alg2-release-sensitivity", "natural")] == "holds"
+    # no counterexample under the natural reading: a search certifies nothing
+    natural = by[("dpvim/alg2-release-sensitivity", "natural")]
+    assert natural.verdict == "inconclusive" and "No counterexample" in natural.sentence
     assert v[("dpvim/e1-noise-combination", "E.1's second line as an identity in distribution")] \
         == "refuted"
-    assert v[("dpvim/fisher-blocks", "gradients w.r.t. the variational parameters xi = "
-              "(m_q, s_q)")] == "holds"
-    assert all(x == "holds" for (cid, _), x in v.items() if cid.endswith("no-extra-cost"))
+    # the Fisher blocks by an exact expectation (every coefficient of the difference is 0)
+    fisher = by[("dpvim/fisher-blocks", "gradients w.r.t. the variational parameters xi = "
+                 "(m_q, s_q)")]
+    assert fisher.verdict == "holds" and fisher.certificate
+    assert "rational arithmetic" in fisher.sentence
+    assert fisher.evidence["exact_difference_coefficients"] == {"I_m": {}, "I_s": {},
+                                                                "I_ms": {}}
+    assert v[("dpvim/fisher-blocks", "as printed: gradients w.r.t. theta")] == "refuted"
+    for (cid, _), x in by.items():
+        if cid.endswith("no-extra-cost"):
+            assert x.verdict == "inconclusive" and "No counterexample" in x.sentence
+    j1 = by[("dpvim/alg-j1-correlation", "as printed (alpha = 8, beta = 10, App. J's d and "
+             "rho)")]
+    assert j1.verdict == "refuted" and j1.evidence["basis"]["upper"]["value"] < 0
+    steps = by[("dpvim/adult-steps", "one epoch = 1/q steps")]
+    assert steps.verdict == "holds" and "exact rational arithmetic" in steps.sentence
+
+
+def test_fisher_exact_expectation_detects_a_wrong_block():
+    diffs = dpvim.fisher_block_differences()
+    assert all(d == {} for d in diffs.values())
+    # a wrong formula (I_s = T'^2 / T^2, half the right one) leaves a coefficient
+    from fractions import Fraction
+    wrong = dpvim._poly_sub({(0, -2, 2): Fraction(1)}, {(0, -2, 2): Fraction(2)})
+    assert wrong == {(0, -2, 2): Fraction(-1)}
 
 
 def test_thm31_counterexample_is_inside_the_theorem_conditions():
     (v,) = dpvim.check_thm31(n_draws=8_000, seed=0)
-    assert v.verdict == "refuted"
-    bad = [r for r in v.evidence["rows"]
-           if min(r["z_vanilla_minus_aligned"]) < -v.evidence["z_critical"]]
-    assert bad and all(r["T_prime"] <= 1 for r in bad)      # softplus: T' <= 1
-    # without clipping the theorem's inequality holds in every setting
+    # certified: Clopper-Pearson brackets (noise part exact), Bonferroni over 72 parts
+    assert v.verdict == "refuted" and v.certificate
+    assert v.sentence.startswith("Refuted in") and "Clopper-Pearson" in v.sentence
+    parts = v.evidence["basis"]["parts"]
+    assert len(parts) == 72
+    bad = [p for p in parts if p["verdict"] == "refuted"]
+    assert bad and all(p["lower"]["value"] > 0 for p in bad)
+    rows = [r for r in v.evidence["rows"]
+            if max(x[0] for x in r["certified_difference"]) > 0]
+    assert rows and all(r["T_prime"] <= 1 and r["clip"] < 100 for r in rows)   # softplus
+    # the certified bracket of each variance contains its estimate
+    for r in v.evidence["rows"]:
+        for (lo, hi), est in zip(r["certified_var_aligned"], r["var_aligned"], strict=True):
+            assert lo <= est <= hi
+    # without clipping the theorem's inequality holds in every setting (estimates)
     assert all(min(r["z_vanilla_minus_aligned"]) > 0 for r in v.evidence["rows"]
                if r["clip"] == 100.0)
 
@@ -63,6 +117,25 @@ def test_ou_scaling_sgd_affine_in_sigma_squared_adam_not():
     sgd, adam = got["SGD"], got["Adam"]
     assert 1.7 < sgd.evidence["blocks"]["m"]["log_log_slope_top"] < 2.6
     assert 0.6 < adam.evidence["blocks"]["m"]["log_log_slope_top"] < 1.4
+    # the bootstrap intervals are estimates: nothing is decided
+    for x in (sgd, adam):
+        assert x.verdict == "inconclusive" and not x.certificate
+        assert "no certified bound" in x.sentence
+        assert x.evidence["basis"]["rule"] == "undecided"
+
+
+def test_coverage_decides_from_clopper_pearson_per_coordinate():
+    cov = dpvim_runs.run_coverage(dpvim.BUDGETS["smoke"], 0)
+    verdicts, _ = dpvim_experiments.check_coverage(cov, 0)
+    for v in verdicts:
+        parts = v.evidence["basis"]["parts"]
+        post = v.evidence["noise_aware_interval"]
+        assert [p["lower"]["value"] for p in parts] == post["cp_low"]
+        # refuted exactly when some coordinate's upper limit is below the nominal level,
+        # holds only when every lower limit reaches it
+        below = any(h < v.evidence["nominal"] for h in post["cp_high"])
+        above = all(lo >= v.evidence["nominal"] for lo in post["cp_low"])
+        assert v.verdict == ("refuted" if below else "holds" if above else "inconclusive")
 
 
 def test_bad_budget_and_missing_data(tmp_path):

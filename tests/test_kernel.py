@@ -178,3 +178,11 @@ def test_verdicts_are_sound_for_any_valid_bracket(t, c, below, above, direction,
         assert true_claim
     if v == "refuted":
         assert not true_claim
+
+
+def test_a_bonferroni_confidence_never_prints_as_100_percent():
+    from dpclaims.claims.kernel import Bound
+
+    b = Bound(0.1, "Clopper-Pearson, 72 parts", confidence=1 - 0.001 / 72)
+    assert "99.9986% confidence" in b.describe() and "100%" not in b.describe()
+    assert "95% confidence" in Bound(0.1, "x", confidence=0.95).describe()

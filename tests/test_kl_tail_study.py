@@ -1,5 +1,6 @@
 """Tests of the Thm. 4.1 study: natural-parameter noise -> moments, quantile intervals,
-log-log slopes, verdict rules, and a smoke run of claims.checks.dpsep_thm41.check_thm41_study."""
+log-log slopes, the verdicts' brackets, and a smoke run of
+claims.checks.dpsep_thm41.check_thm41_study."""
 
 from __future__ import annotations
 
@@ -142,21 +143,58 @@ def test_loglog_slope_recovers_a_known_slope():
         loglog_slope(n_values[::-1], samples, seed=1)
 
 
-# ------------------------------------------------------------------ verdict rules
-def test_slope_verdict_on_synthetic_studies():
-    from dpclaims.claims.checks.dpsep_thm41 import shrink_verdict, slope_verdict
+# ------------------------------------------------------------------ verdict brackets
+def test_slope_bracket_on_synthetic_studies():
+    from dpclaims.claims.checks.dpsep_thm41 import slope_bracket
+    from dpclaims.claims.kernel import judge
 
     rng = np.random.default_rng(8)
     n_values = np.array([100.0, 1000.0, 10000.0])
     one_over_n = 3.0 / n_values[:, None] * rng.exponential(size=(3, 4000))
     one_over_n2 = 3.0 / n_values[:, None] ** 2 * rng.exponential(size=(3, 4000))
-    v1, cert1, _ = slope_verdict(loglog_slope(n_values, one_over_n, seed=2))
-    v2, cert2, why2 = slope_verdict(loglog_slope(n_values, one_over_n2, seed=2))
-    assert (v1, cert1) == ("holds", False)
-    assert (v2, cert2) == ("refuted", True) and "excludes -1" in why2
-    assert shrink_verdict([5.0, 2.0, 1.0], [6.0, 3.0, 2.0]) == "holds"
-    assert shrink_verdict([1.0, 2.0, 7.0], [2.0, 3.0, 8.0]) == "refuted"
-    assert shrink_verdict([1.0, 1.5], [2.0, 2.5]) == "inconclusive"
+    d1 = judge(*slope_bracket(loglog_slope(n_values, one_over_n, seed=2)))
+    d2 = judge(*slope_bracket(loglog_slope(n_values, one_over_n2, seed=2)))
+    # an exact exponent is never certified by an interval: a true 1/N law stays
+    # inconclusive (its certified interval contains -1); 1/N^2 is refuted
+    assert d1.verdict == "inconclusive" and "do not decide" in d1.sentence
+    assert d2.verdict == "refuted" and "certifies endpoint log-log slope" in d2.sentence
+    assert d2.basis["upper"]["value"] < -1 and d2.basis["upper"]["confidence"] == 0.95
+    # the bootstrap is shown, never used
+    assert d2.basis["estimates"] and d2.basis["rule"] == "bracket"
+
+
+def test_shrink_bracket():
+    from dpclaims.claims.checks.dpsep_thm41 import shrink_bracket
+    from dpclaims.claims.kernel import judge
+
+    assert judge(*shrink_bracket([5.0, 2.0, 1.0], [6.0, 3.0, 2.0])).verdict == "holds"
+    assert judge(*shrink_bracket([1.0, 2.0, 7.0], [2.0, 3.0, 8.0])).verdict == "refuted"
+    assert judge(*shrink_bracket([1.0, 1.5], [2.0, 2.5])).verdict == "inconclusive"
+    # infinite medians (non-PD draws): inf - inf leaves that end missing, never NaN
+    claimed, lower, upper = shrink_bracket([np.inf, np.inf], [np.inf, np.inf])
+    assert lower is None and upper is None
+    claimed, lower, upper = shrink_bracket([np.inf, 0.1], [np.inf, 0.2], confidence=0.99)
+    assert upper.value == -np.inf and upper.confidence == 0.99
+    assert judge(claimed, lower, upper).verdict == "holds"
+
+
+def test_tail_excess_part():
+    from dpclaims.claims.checks.dpsep_thm41 import tail_excess_part
+    from dpclaims.claims.kernel import judge
+
+    a = np.array([0.1, 1.0, 10.0])
+    ci = np.array([[0.5, 0.6], [0.05, 0.08], [0.0, 0.001]])
+    part, w = tail_excess_part("c", ci, [1.0, 0.1, 0.01], a, 0.01)
+    assert judge(part.claimed, part.lower, part.upper).verdict == "holds"
+    assert part.lower.confidence == pytest.approx(0.97)  # 3 intervals at 0.99
+    part, w = tail_excess_part("c", ci, [1.0, 0.1, -0.01], a, 0.01)
+    # a negative bound is exceeded by any probability, even a CP lower bound of 0
+    assert judge(part.claimed, part.lower, part.upper).verdict == "refuted"
+    assert (w["a"], w["cp_lower"], w["bound"]) == (10.0, 0.0, -0.01)
+    part, _ = tail_excess_part("c", ci, [1.0, 0.07, 0.01], a, 0.01)
+    assert judge(part.claimed, part.lower, part.upper).verdict == "inconclusive"
+    with pytest.raises(ValueError, match="certify nothing"):
+        tail_excess_part("c", ci, [1.0, 0.1, 0.01], a, 0.5)
 
 
 # ------------------------------------------------------------------ smoke run
@@ -181,4 +219,15 @@ def test_smoke_study_returns_verdicts_for_all_three_claims(tmp_path):
     grid = next(v for v in verdicts if v.reading.startswith("grid")
                 and "tail=unconditional, v(Z)=as-printed" in v.reading)
     assert grid.verdict == "refuted"
+    # the conditional tail is never certified below the bound at every a up to 1e8 by
+    # 4000 draws (a CP upper bound is about 1e-3 where the bound is about 1e-8): no
+    # configuration holds, none is refuted
+    cond = next(v for v in verdicts if v.reading.startswith("grid")
+                and "tail=conditional, v(Z)=as-printed" in v.reading)
+    assert cond.verdict == "inconclusive"
+    assert "0 of 78 part(s) hold, none is refuted" in cond.sentence
+    # the bound itself falls as Σq broadens: an exact evaluation certifies it
+    bound = next(v for v in verdicts if v.claim.id.endswith("broad-posterior")
+                 and v.reading.startswith("the bound") and "as-printed" in v.reading)
+    assert bound.verdict == "holds" and bound.evidence["basis"]["upper"]["confidence"] is None
     assert {s["title"] for s in sections} and all("table" in s for s in sections)

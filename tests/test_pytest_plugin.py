@@ -80,6 +80,8 @@ from dpclaims.testing import assert_not_refuted, seed_from_node_id
 def test_laplace_at_its_claim(audit):
     result = audit(laplace())
     assert result.verdict == "inconclusive"
+    assert result.sentence.startswith("Inconclusive: a certified lower bound ")
+    assert "An audit can refute privacy but not prove it." in result.sentence
     assert result.result.n_trials == 10_000
     assert_not_refuted(result)
 
@@ -139,7 +141,9 @@ class HalfSensitivity:
 
 def test_given_strategy_finds_it(check_sensitivity):
     pairs = neighbouring_datasets(domain_records(Box(0.0, 1.0)), "add-remove")
-    assert check_sensitivity(HalfSensitivity(), pairs).verdict == "refuted"
+    result = check_sensitivity(HalfSensitivity(), pairs)
+    assert result.verdict == "refuted"
+    assert result.sentence.startswith("Refuted: the largest distance among")
 
 
 def test_domain_search(check_sensitivity):
@@ -183,6 +187,28 @@ def test_seeds(audit, request):
     assert again.epsilon_lower_bound == first.epsilon_lower_bound
     assert again.result.false_positives == first.result.false_positives
 """
+
+
+def test_sensitivity_without_counterexample_is_inconclusive_not_holds():
+    """A search that finds no counterexample certifies no bound: the verdict kernel's
+    inconclusive, with the search's size; assert_not_refuted passes it."""
+    from dpclaims.mechanisms import laplace
+    from dpclaims.testing import CheckBudget, assert_not_refuted, check_mechanism_sensitivity
+
+    out = check_mechanism_sensitivity(laplace(), budget=CheckBudget(max_examples=40), seed=3)
+    assert out.verdict == "inconclusive"
+    n = out.result.n_examples
+    assert out.sentence.startswith("Inconclusive: a certified lower bound ")
+    assert "no certified upper bound on L1 sensitivity" in out.sentence
+    assert f"No counterexample in {n} add-remove pairs" in out.sentence
+    assert out.message.splitlines() == [
+        f"dpclaims: the claimed L1 sensitivity 1 of 'laplace' is not refuted (inconclusive): "
+        f"no counterexample in {n} add-remove pairs (largest ratio "
+        f"{out.result.max_ratio:.4g} x the claim); a search refutes a bound but cannot "
+        "certify one",
+        "  seed: 3",
+    ]
+    assert_not_refuted(out)
 
 
 def test_options_ini_and_command_line_and_seeds(pytester):

@@ -19,8 +19,9 @@ RECORDED = Path(__file__).parent / "data" / "quick_verdicts_seed0.json"
 @pytest.mark.quick_verdicts
 def test_quick_verdicts_as_recorded(tmp_path):
     result = CliRunner().invoke(main, ["audit", "--paper", "all", "--budget", "quick",
-                                       "--seed", "0", "--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
+                                       "--seed", "0", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1, result.output  # claims are refuted: a finding
+    tmp_path = tmp_path / "o"
     data = json.loads((tmp_path / "results.json").read_text())
     recorded = json.loads(RECORDED.read_text())
     got = [[v["claim_id"], v["reading"], v["verdict"]] for v in data["verdicts"]]

@@ -468,3 +468,47 @@ def test_bad_counts_and_damping_raise():
         run_sep(x, y, lik, theta_0, epochs=1, damping=0.0, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="noise_variance"):
         LinearGaussian(noise_variance=0.0)
+
+
+# --------------------------------------------------------------------------- the claims' verdicts
+def test_prop1_verdicts_search_refutes_but_never_certifies():
+    """Prop. 1 (dpclaims.claims.checks.dpsep.check_prop1): a search with no counterexample
+    is inconclusive (it gives a lower bound, no upper bound); SEP's own update is refuted
+    by a shrunk counterexample."""
+    from dataclasses import replace
+
+    from dpclaims.claims.checks.dpsep import BUDGETS, check_prop1
+
+    v = {x.reading: x for x in check_prop1(replace(BUDGETS["smoke"], property_examples=10), 0)}
+    printed = v["as-printed"]
+    assert printed.verdict == "inconclusive" and not printed.certificate
+    assert "A search refutes a bound but cannot certify one" in printed.sentence
+    assert all(p["upper"] is None and p["lower"]["value"] <= 1.0
+               for p in printed.evidence["basis"]["parts"])
+    inv = v["sep-invariant"]
+    assert inv.verdict == "refuted" and inv.certificate
+    assert "shrunk counterexample" in inv.sentence and "above the claimed" in inv.sentence
+    assert {"probit", "linear-gaussian", "basis"} == set(inv.evidence)
+
+
+def test_prop2_verdicts_exact_composition_and_hidden_shuffle():
+    """Prop. 2 (check_prop2) on one small setting: the exact T-fold Gaussian composition
+    refutes epsilon = 1 for a pass order the adversary knows; for a hidden shuffle only
+    upper bounds exist, so it is inconclusive (never refuted)."""
+    from dataclasses import replace
+
+    from dpclaims.claims.checks.dpsep import BUDGETS, check_prop2
+
+    budget = replace(BUDGETS["smoke"], accounting_settings=0)
+    verdicts, section = check_prop2(budget, 0, [("toy", 100, 5, 1.0)])
+    assert len(verdicts) == 6 and section["table"]["rows"]
+    for v in verdicts:
+        setting = v.evidence["settings"][0]
+        lo, hi = setting["exact_epsilon_known_order_bracket"]
+        assert lo <= setting["exact_epsilon_known_order"] <= hi
+        if v.reading.endswith("pass order known to the adversary"):
+            assert v.verdict == "refuted" and v.certificate
+            assert "exact composition, sqrt(T)/σ-GDP" in v.sentence
+        else:
+            assert v.reading.endswith("hidden shuffle")
+            assert v.verdict == "inconclusive" and "no certified lower bound" in v.sentence

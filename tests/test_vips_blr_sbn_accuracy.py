@@ -23,9 +23,9 @@ from dpclaims.claims.checks.vips_blr_sbn_accuracy import (
     check_blr_accuracy,
     check_sbn_accuracy,
     min_pairs,
-    paired_sizes_decision,
+    paired_sizes_tests,
     sbn_setting,
-    trend_decision,
+    trend_test,
 )
 from dpclaims.experiments.vips_lda import strong_composition_total
 
@@ -75,9 +75,15 @@ def test_smoke_blr(smoke):
     for k in ("1", "6", "12"):
         assert e[k]["two-releases"] > e[k]["paper"]
     assert e["0"]["paper"] == "inf"
-    # the verdict is the trend test's
-    assert v.verdict == trend_decision(
-        np.array([ev["test_auc"][k]["per_seed"] for k in ("0", "1", "6", "12")]).T)[0]
+    # the verdict is the kernel's, from the exact trend test's p-values
+    st = trend_test(np.array([ev["test_auc"][k]["per_seed"] for k in ("0", "1", "6", "12")]).T)
+    assert st["method"] == "exact"
+    basis = ev["basis"]
+    assert (basis["rule"], basis["level"]) == ("tests", 0.05)
+    assert basis["p_holds"] == st["p_stated_direction"]
+    assert basis["p_refutes"] == st["p_opposite_direction"]
+    assert v.verdict == ("holds" if st["p_stated_direction"] <= 0.05 else "refuted"
+                         if st["p_opposite_direction"] <= 0.05 else "inconclusive")
 
 
 def test_smoke_sbn(smoke):
@@ -147,46 +153,64 @@ def test_strong_composition_hits_target_epsilon(sizes, iterations):
 # --------------------------------------------------------------------------- verdict logic
 
 
-def test_trend_decision_holds_refuted_inconclusive():
+def test_trend_test_p_values():
     rng = np.random.default_rng(0)
     base = np.array([0.74, 0.70, 0.60, 0.55])
     falling = base + 0.005 * rng.standard_normal((6, 4))
-    assert trend_decision(falling)[0] == "holds"
-    assert trend_decision(falling[:, ::-1])[0] == "refuted"
+    st = trend_test(falling)
+    assert st["method"] == "exact"
+    assert st["p_stated_direction"] <= 0.05 < st["p_opposite_direction"]
+    st = trend_test(falling[:, ::-1])
+    assert st["p_opposite_direction"] <= 0.05 < st["p_stated_direction"]
     # every block ranks the sigmas differently, no order: L at its null mean
     flat = np.array([[1, 2, 3, 4], [4, 3, 2, 1], [2, 4, 1, 3], [3, 1, 4, 2]], float)
-    v, st = trend_decision(flat)
-    assert v == "inconclusive"
+    st = trend_test(flat)
     assert st["p_stated_direction"] > 0.3 and st["p_opposite_direction"] > 0.3
     assert st["level"] == 0.05 and st["n_blocks"] == 4
     with pytest.raises(ValueError):
-        trend_decision(falling[:1])
+        trend_test(falling[:1])
     with pytest.raises(ValueError):
-        trend_decision(falling[:, :2])
+        trend_test(falling[:, :2])
+    # 20 seeds (the standard budget): still the exact null distribution
+    assert trend_test(base + 0.05 * rng.standard_normal((20, 4)))["method"] == "exact"
 
 
-def test_trend_decision_false_alarm_rate_under_null():
+def test_trend_test_false_alarm_rate_under_null():
     rng = np.random.default_rng(1)
-    decisions = [trend_decision(rng.standard_normal((5, 4)))[0] for _ in range(400)]
-    wrong = np.mean([d != "inconclusive" for d in decisions])
+    tests = [trend_test(rng.standard_normal((5, 4))) for _ in range(400)]
+    wrong = np.mean([min(t["p_stated_direction"], t["p_opposite_direction"]) <= 0.05
+                     for t in tests])
     assert wrong < 0.1 + 3 * math.sqrt(0.1 * 0.9 / 400)   # each direction <= 0.05
 
 
-def test_paired_sizes_decision():
+def test_paired_sizes_tests():
     ma = {"100": np.full(8, 0.78) + 0.001 * np.arange(8), "200": np.full(8, 0.79)}
     sc = {"100": np.full(8, 0.45), "200": np.full(8, 0.55)}
-    v, st = paired_sizes_decision(ma, sc)
-    assert v == "holds" and st["per_size"]["100"]["p_stated_direction"] == pytest.approx(2**-8)
-    # SC better at one size: refuted (Bonferroni level 0.025 reached with 8 pairs)
-    assert paired_sizes_decision(ma, {"100": sc["100"], "200": np.full(8, 0.9)})[0] == "refuted"
-    # MA better at one size only, the other all ties: inconclusive
-    assert paired_sizes_decision(ma, {"100": sc["100"], "200": ma["200"]})[0] == "inconclusive"
+    st = paired_sizes_tests(ma, sc)
+    # MA better at every size: the largest per-size p-value is 2^-8
+    assert st["p_holds"] == pytest.approx(2**-8) and st["p_refutes"] == 1.0
+    assert st["per_size"]["100"]["p_stated_direction"] == pytest.approx(2**-8)
+    # SC better at one size: Bonferroni over 2 sizes, 2 x 2^-8 <= 0.05
+    st = paired_sizes_tests(ma, {"100": sc["100"], "200": np.full(8, 0.9)})
+    assert st["p_refutes"] == pytest.approx(2 * 2**-8) and st["p_holds"] == 1.0
+    # MA better at one size only, the other all ties: neither reaches 0.05
+    st = paired_sizes_tests(ma, {"100": sc["100"], "200": ma["200"]})
+    assert st["p_holds"] == 1.0 and st["p_refutes"] == 1.0
     # too few seeds to reach the level, even when all agree
-    few = {"100": ma["100"][:4]}
-    v, st = paired_sizes_decision(few, {"100": sc["100"][:4]})
-    assert v == "inconclusive" and st["min_pairs_for_level"] == min_pairs() == 5
+    st = paired_sizes_tests({"100": ma["100"][:4]}, {"100": sc["100"][:4]})
+    assert st["p_holds"] == pytest.approx(2**-4) and st["p_holds"] > 0.05
+    assert st["min_pairs_for_level"] == min_pairs() == 5
     with pytest.raises(ValueError):
-        paired_sizes_decision(ma, {"100": sc["100"]})
+        paired_sizes_tests(ma, {"100": sc["100"]})
+
+
+def test_smoke_sbn_verdict_is_the_kernels(smoke):
+    _, _, (verdicts, _) = smoke
+    for v in verdicts:
+        st, basis = v.evidence["test"], v.evidence["basis"]
+        assert (basis["p_holds"], basis["p_refutes"]) == (st["p_holds"], st["p_refutes"])
+        assert v.verdict == ("holds" if st["p_holds"] <= 0.05 else "refuted"
+                             if st["p_refutes"] <= 0.05 else "inconclusive")
 
 
 # --------------------------------------------------------------------------- inputs, extras
@@ -212,7 +236,8 @@ def test_sbn_without_sklearn_is_not_checkable(monkeypatch):
     assert figures == [] and len(verdicts) == 1
     v = verdicts[0]
     assert v.verdict == "not-checkable" and "vips" in v.sentence
-    assert v.evidence["missing_extra"] == "vips"
+    assert v.sentence.startswith("Not checkable: missing the SBN data")
+    assert v.evidence["missing_extra"] == "vips" and not v.certificate
 
 
 @pytest.mark.skipif(not PAPER.is_file(), reason="paper text not available")

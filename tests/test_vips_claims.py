@@ -8,6 +8,7 @@ import pytest
 from dpclaims.claims.checks.vips import (
     check_log_moment,
     exact_log_moment,
+    log_moment_gap_exact,
     printed_log_moment,
 )
 
@@ -24,9 +25,15 @@ def test_exact_log_moment_is_lambda_lambda_plus_one_over_two_sigma_squared(sigma
 
 def test_log_moment_verdicts_by_reading():
     v = {x.reading: x for x in check_log_moment()}
-    assert v["sigma-absolute"].verdict == "holds"
+    # exact rational arithmetic: the printed formula is the log moment when sigma is the
+    # absolute std (gap exactly 0) and Delta^2 times it when sigma is a multiplier
+    a = v["sigma-absolute"]
+    assert a.verdict == "holds" and a.certificate
+    assert a.evidence["max_relative_gap_exact"] == 0
+    assert "exact rational arithmetic" in a.sentence
     m = v["sigma-multiplier"]
     assert m.verdict == "refuted" and m.certificate
+    assert m.evidence["max_relative_gap_exact"] == pytest.approx(1 - (2 / 39_074) ** 2)
     # printed / exact = Delta^2 with Delta = 2/N
     assert m.evidence["min_ratio_printed_over_exact"] == pytest.approx((2 / 39_074) ** 2,
                                                                        rel=1e-9)
@@ -56,3 +63,23 @@ def test_blr_audit_uses_the_papers_claim_and_cannot_refute():
     assert res.claim.epsilon == pytest.approx(dp_accounting.get_epsilon_gaussian(1.0, 1e-3))
     # the loose bounds make the pair's exact epsilon smaller than the claim
     assert exact < res.claim.epsilon and pair.search_cost["mu"] <= (0.75 ** 0.5) + 1e-9
+
+
+def test_log_moment_gap_exact():
+    from fractions import Fraction
+
+    assert log_moment_gap_exact([1, 2, 64], 100, Fraction(3), multiplier=False) == 0
+    assert log_moment_gap_exact([1, 2], 100, Fraction(1), multiplier=True) == \
+        1 - Fraction(2, 100) ** 2
+
+
+def test_sensitivity_searches_without_counterexample_are_inconclusive():
+    from dpclaims.claims.checks.vips import check_alg2_calibration, check_blr_sensitivity
+
+    blr = check_blr_sensitivity(20, seed=0)
+    for v in blr:
+        assert v.verdict == "inconclusive" and "No counterexample" in v.sentence
+        assert v.evidence["basis"]["upper"] is None and not v.certificate
+    calib = check_alg2_calibration(blr, blr[-1:], blr[-1:])
+    assert [c.verdict for c in calib] == ["inconclusive"] * 3
+    assert calib[0].evidence["basis"]["rule"] == "all parts"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpclaims.analysis.accounting import Sampling, account, calibrate_noise_multiplier
-from dpclaims.analysis.paired_tests import min_pairs
+from dpclaims.analysis.paired_tests import min_pairs, paired_comparison
 from dpclaims.claims import VERDICTS, InputError
 from dpclaims.claims.checks.vips_lda_accuracy import (
     BUDGETS,
@@ -18,7 +18,6 @@ from dpclaims.claims.checks.vips_lda_accuracy import (
     FIGURE,
     check_lda_accuracy,
     lda_verdict,
-    paired_decision,
 )
 from dpclaims.experiments.vips_lda import (
     classic_gaussian_multiplier,
@@ -86,26 +85,27 @@ def test_min_pairs():
     assert min_pairs(0.05) == 5 and min_pairs(0.01) == 7
 
 
-def test_paired_decision_holds_refuted_inconclusive():
+def test_paired_comparison_p_values():
     rng = np.random.default_rng(0)
     worse = 30 + rng.normal(size=6)
     better = worse - 2.0
-    v, st = paired_decision(better, worse)
-    assert v == "holds" and st["n_in_stated_direction"] == 6
+    st = paired_comparison(better, worse)
+    assert st["n_in_stated_direction"] == 6
     assert st["p_stated_direction"] == pytest.approx(0.5 ** 6)
-    v, st = paired_decision(worse, better)
-    assert v == "refuted" and st["p_opposite_direction"] == pytest.approx(0.5 ** 6)
+    st = paired_comparison(worse, better)
+    assert st["p_opposite_direction"] == pytest.approx(0.5 ** 6)
     # all three seeds in the stated direction, but three cannot reach 0.05
-    v, st = paired_decision(better[:3], worse[:3])
-    assert v == "inconclusive" and st["p_stated_direction"] == pytest.approx(0.125)
-    # mixed directions
+    st = paired_comparison(better[:3], worse[:3])
+    assert st["p_stated_direction"] == pytest.approx(0.125)
+    # mixed directions: neither p-value reaches 0.05
     mixed = worse + np.array([1, -1, 1, -1, 1, -1])
-    assert paired_decision(mixed, worse)[0] == "inconclusive"
+    st = paired_comparison(mixed, worse)
+    assert min(st["p_stated_direction"], st["p_opposite_direction"]) > 0.05
     # ties are dropped; a constant baseline broadcasts
-    v, st = paired_decision(np.array([1.0, 1.0, 2.0]), 2.0)
-    assert st["n_ties"] == 1 and v == "inconclusive"
+    st = paired_comparison(np.array([1.0, 1.0, 2.0]), 2.0)
+    assert st["n_ties"] == 1 and st["p_stated_direction"] == pytest.approx(0.25)
     with pytest.raises(ValueError):
-        paired_decision([np.nan], [1.0])
+        paired_comparison([np.nan], [1.0])
 
 
 def test_lda_verdict_sentences_and_guard():
@@ -113,14 +113,21 @@ def test_lda_verdict_sentences_and_guard():
     better, worse = np.full(5, 10.0), np.full(5, 20.0)
     v = lda_verdict(claim, "r", "MA", "wf", better, worse, seed=3, budget="b")
     assert v.verdict == "holds" and v.certificate and "5 of 5" in v.sentence
+    assert v.sentence.startswith("Holds at level 0.05: the exact one-sided sign test")
+    assert v.evidence["basis"]["p_holds"] == pytest.approx(0.5 ** 5)
     v = lda_verdict(claim, "r", "MA", "wf", worse, better)
     assert v.verdict == "refuted" and v.certificate and "reduced size" in v.sentence
-    guard = paired_decision(worse, better)  # non-private also loses: outside the regime
+    assert v.evidence["basis"]["p_refutes"] == pytest.approx(0.5 ** 5)
+    guard = paired_comparison(worse, better)  # non-private also loses: outside the regime
     v = lda_verdict(claim, "r", "MA", "wf", worse, better, guard=guard)
-    assert v.verdict == "inconclusive" and "regime" in v.sentence
-    assert "regime_guard" in v.evidence
+    assert v.verdict == "inconclusive" and "regime" in v.sentence and not v.certificate
+    assert "regime_guard" in v.evidence and v.evidence["basis"]["rule"] == "undecided"
+    # a guard that holds leaves the refutation
+    v = lda_verdict(claim, "r", "MA", "wf", worse, better, guard=paired_comparison(better, worse))
+    assert v.verdict == "refuted"
     v = lda_verdict(claim, "r", "MA", "wf", better[:2], worse[:2])
     assert v.verdict == "inconclusive" and "needs at least 5" in v.sentence
+    assert "rejects neither direction" in v.sentence
     json.dumps(v.to_dict())
 
 

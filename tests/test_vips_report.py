@@ -16,7 +16,8 @@ def vips_smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("vips")
     result = CliRunner().invoke(main, ["audit", "--paper", "vips", "--budget", "smoke",
                                        "--seed", "1", "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    # exit 1: a claim is refuted (vips/lda-sensitivity, vips/log-moment-gaussian, ...)
+    assert result.exit_code == 1, result.output
     return out
 
 
@@ -31,19 +32,23 @@ def test_known_answers(vips_smoke):
     lda = v[("vips/lda-sensitivity", "clipped, a = 0.1 (Alg. 3)")]
     assert lda["verdict"] == "refuted"
     assert lda["evidence"]["max_ratio"] == pytest.approx(2 ** 0.5, rel=1e-3)
+    assert lda["evidence"]["basis"]["lower"]["value"] > 1     # the counterexample's bound
     assert v[("vips/alg2-noise-calibration", "LDA")]["verdict"] == "refuted"
     # the log moment as printed is right only with sigma as the absolute std
     assert v[("vips/log-moment-gaussian", "sigma-absolute")]["verdict"] == "holds"
     assert v[("vips/log-moment-gaussian", "sigma-multiplier")]["verdict"] == "refuted"
-    # BLR's bounds are valid (and loose): no property test may find a violation
+    # BLR's bounds are valid (and loose): no property test may find a violation, and a
+    # search without one certifies nothing (inconclusive, never holds)
     for (cid, _), x in v.items():
         if cid == "vips/blr-sensitivity":
-            assert x["verdict"] == "holds" and x["evidence"]["max_ratio"] <= 1
+            assert x["verdict"] == "inconclusive" and x["evidence"]["max_ratio"] <= 1
+            assert "No counterexample" in x["sentence"]
+    assert v[("vips/alg2-noise-calibration", "BLR")]["verdict"] == "inconclusive"
     assert any(cid == "vips/eps-lda" for cid, _ in v)
 
 
 def test_same_seed_same_json(vips_smoke, tmp_path):
     result = CliRunner().invoke(main, ["audit", "--paper", "vips", "--budget", "smoke",
                                        "--seed", "1", "--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert (tmp_path / "results.json").read_text() == (vips_smoke / "results.json").read_text()

@@ -29,7 +29,7 @@ from dpclaims.audits.whole_run import (
 from dpclaims.audits.whole_run_algorithms import DPSEPPass, DPVIRun, VIPSRun
 from dpclaims.claims import InputError
 from dpclaims.claims.checks.variant import load_variant
-from dpclaims.claims.checks.whole_run import check_step_sensitivity
+from dpclaims.claims.checks.whole_run import check_performed_sampling, check_step_sensitivity
 from dpclaims.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "algorithms.py"
@@ -42,40 +42,126 @@ EXPECTED = [("dpvi_aligned", 0), ("dpvi_vanilla", 0), ("dpvi_natural", 0),
             ("vips_wor", 0), ("vips_shuffled_as_wor", 0), ("vips_shuffled_as_wor_small_q", 0)]
 
 
+KNOWN = "as performed, order known to the adversary"
+HIDDEN = "as performed, hidden shuffle"
+
+
 def run_cli(tmp_path, spec):
+    """(CliRunner result, {claim kind: {reading: verdict dict}}) of check-variant."""
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["check-variant", spec, "--out", str(out),
                                        "--n-trials", "20000", "--max-examples", "25"])
     verdicts = {}
     if (out / "results.json").exists():
         data = json.loads((out / "results.json").read_text())
-        verdicts = {v["claim_id"].split("/")[-1]: v for v in data["verdicts"]}
+        for v in data["verdicts"]:
+            verdicts.setdefault(v["claim_id"].split("/")[-1], {})[v["reading"]] = v
     return result, verdicts
+
+
+def only(readings: dict) -> dict:
+    """The verdict of a claim checked under one reading."""
+    assert len(readings) == 1, list(readings)
+    return next(iter(readings.values()))
 
 
 @pytest.mark.parametrize("example,code", EXPECTED)
 def test_check_variant_on_the_examples(tmp_path, example, code):
     result, v = run_cli(tmp_path, f"{EXAMPLES}:{example}")
     assert result.exit_code == code, result.output
-    audit = v["whole-run-audit"]
+    audit = only(v["whole-run-audit"])
     assert audit["evidence"]["threat_model"] in ("final-iterate", "full-trace")
     assert audit["evidence"]["threat_model_text"]
-    assert v["accounting"]["verdict"] == "holds"
+    # every example claims an upper bound of an accountant (DPVI: the PLD; VIPS: the RDP;
+    # DP-SEP: the exact Gaussian epsilon rounded up to 3 decimals), so a certified upper
+    # bound is at most the claim
+    accounting = only(v["accounting"])
+    assert accounting["verdict"] == "holds"
+    assert accounting["sentence"].startswith("Holds: ")
+    assert "certifies epsilon <=" in accounting["sentence"]
+    assert accounting["evidence"]["basis"]["upper"]["value"] <= accounting["evidence"][
+        "claimed_epsilon"]
+    step = only(v["step-sensitivity"])
+    ev = step["evidence"]
     if example == "dpsep_sep_update":  # SEP's update: sensitivity 2 gamma C = N x 2 gamma C / N
-        assert v["step-sensitivity"]["verdict"] == "refuted"
-        ev = v["step-sensitivity"]["evidence"]
+        assert step["verdict"] == "refuted"
+        assert step["sentence"].startswith("Refuted: the largest distance among")
         assert 1 < ev["counterexample"]["ratio"] <= ev["max_ratio"] <= 10 * (1 + 1e-9)
-    else:
-        assert v["step-sensitivity"]["verdict"] == "holds"
+        assert ev["basis"]["lower"]["value"] > ev["claimed"]
+    else:  # a search that finds no counterexample certifies no bound
+        assert step["verdict"] == "inconclusive"
+        assert step["sentence"].startswith("Inconclusive: a certified lower bound ")
+        assert "no certified upper bound" in step["sentence"]
+        assert f"No counterexample in {ev['n_examples']} " in step["sentence"]
+        assert "a search refutes a bound but cannot certify one" in step["sentence"]
+        assert ev["basis"]["upper"] is None and not step["certificate"]
     if example == "vips_shuffled_as_wor":    # the shuffle costs nothing here: holds as performed
-        assert v["accounting-as-performed"]["verdict"] == "holds"
+        performed = v["accounting-as-performed"]
+        assert set(performed) == {KNOWN, HIDDEN}
+        for reading in (KNOWN, HIDDEN):
+            assert performed[reading]["verdict"] == "holds"
+            assert performed[reading]["sentence"].startswith("Holds: analytic-gaussian")
     if example == "vips_shuffled_as_wor_small_q":   # known order: 2.94 > 2.66, not deciding
-        assert v["accounting-as-performed"]["verdict"] in ("refuted", "inconclusive")
+        performed = v["accounting-as-performed"]
+        assert performed[KNOWN]["verdict"] == "refuted"
+        assert not performed[KNOWN]["text_reading"]
+        assert performed[HIDDEN]["verdict"] == "inconclusive"
+        assert "no certified lower bound" in performed[HIDDEN]["sentence"]
         assert audit["verdict"] == "inconclusive"
     if code == 1:
         assert audit["verdict"] == "refuted"
+        assert audit["sentence"].startswith("Refuted: Clopper-Pearson whole-run audit")
         assert audit["evidence"]["audit"]["epsilon_lower_bound"] > audit["evidence"][
             "claimed_epsilon"]
+    else:
+        assert audit["verdict"] == "inconclusive"
+        assert "An audit can refute privacy but not prove it." in audit["sentence"]
+        assert audit["evidence"]["audit"]["epsilon_lower_bound"] <= audit["evidence"][
+            "claimed_epsilon"]
+
+
+def test_accounting_of_the_sampling_performed():
+    """A shuffled partition accounted as sampling without replacement: the per-epoch
+    composition is a certified bracket with the pass order known to the adversary (a
+    threat model stronger than the claim's, never deciding) and only an upper bound for a
+    hidden shuffle."""
+    small_q = VIPSRun(n_records=100, batch_size=10, epochs=1, noise_multiplier=2.0,
+                      batching="shuffle")
+    known, hidden = check_performed_sampling(small_q, 0)
+    assert (known.reading, hidden.reading) == (KNOWN, HIDDEN)
+    assert known.verdict == "refuted" and known.certificate and not known.text_reading
+    assert known.sentence.startswith("Refuted: analytic-gaussian")
+    assert known.evidence["basis"]["lower"]["value"] > small_q.claim.epsilon
+    assert hidden.verdict == "inconclusive" and hidden.text_reading
+    assert hidden.sentence.startswith("Inconclusive: no certified lower bound and a certified "
+                                      "upper bound ")
+    assert hidden.evidence["basis"]["lower"] is None
+    assert hidden.evidence["basis"]["upper"]["value"] > small_q.claim.epsilon
+    large_q = VIPSRun(n_records=20, batch_size=10, epochs=2, noise_multiplier=2.0,
+                      batching="shuffle")
+    for v in check_performed_sampling(large_q, 0):
+        assert v.verdict == "holds" and v.sentence.startswith("Holds: analytic-gaussian")
+        assert v.evidence["basis"]["upper"]["value"] <= large_q.claim.epsilon
+    assert check_performed_sampling(VIPSRun(batching="wor"), 0) == []
+
+
+def test_a_performed_event_that_is_not_a_shuffle_decides_as_it_is():
+    """A performed event the algorithm does not declare a shuffle (here Poisson sampling
+    instead of the claimed sampling without replacement) is accounted as performed: one
+    reading, a text reading, whose certified lower bound can refute the claim."""
+    import dp_accounting
+
+    class PoissonInstead:
+        name = "poisson-instead"
+        claim = VIPSRun(n_records=20, batch_size=10, epochs=2, noise_multiplier=2.0).claim
+        # every record in each of 20 steps at multiplier 0.5: far more than claimed
+        performed_event = dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(1.0, dp_accounting.GaussianDpEvent(0.5)), 20)
+
+    [v] = check_performed_sampling(PoissonInstead(), 0)
+    assert v.reading == "as performed" and v.text_reading
+    assert v.verdict == "refuted" and v.certificate
+    assert v.evidence["basis"]["lower"]["value"] > PoissonInstead.claim.epsilon
 
 
 # --------------------------------------------------------------------------- the audit
@@ -168,14 +254,39 @@ def test_trace_projection_known_values():
 # --------------------------------------------------------------------------- step sensitivity
 
 
+def assert_not_refuted_by_search(v):
+    """No counterexample: inconclusive (a search certifies no upper bound), never holds."""
+    assert v.verdict == "inconclusive" and not v.certificate
+    assert f"No counterexample in {v.evidence['n_examples']} " in v.sentence
+    assert "a search refutes a bound but cannot certify one" in v.sentence
+    assert v.evidence["basis"]["upper"] is None
+    assert v.evidence["basis"]["lower"]["value"] <= v.evidence["claimed"]
+
+
 def test_step_sensitivity_property_test():
-    assert check_step_sensitivity(DPSEPPass(), 30, 0).verdict == "holds"
+    assert_not_refuted_by_search(check_step_sensitivity(DPSEPPass(), 30, 0))
     v = check_step_sensitivity(DPSEPPass(reading="sep-invariant"), 30, 0)
     # the true sensitivity of SEP's update is 2 gamma C = N x the claimed 2 gamma C / N
-    assert v.verdict == "refuted"
+    assert v.verdict == "refuted" and v.certificate
+    assert v.sentence.startswith("Refuted: the largest distance among")
+    assert v.evidence["basis"]["lower"]["value"] > v.evidence["claimed"]
     assert 1 < v.evidence["counterexample"]["ratio"] <= v.evidence["max_ratio"] <= 10 + 1e-8
-    assert check_step_sensitivity(DPVIRun(), 30, 0).verdict == "holds"
-    assert check_step_sensitivity(VIPSRun(), 30, 0).verdict == "holds"
+    assert_not_refuted_by_search(check_step_sensitivity(DPVIRun(), 30, 0))
+    assert_not_refuted_by_search(check_step_sensitivity(VIPSRun(), 30, 0))
+
+
+def test_step_sensitivity_without_data_is_not_checkable():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True, eq=False)
+    class NoData(DPVIRun):
+        @property
+        def data(self):
+            return None
+
+    v = check_step_sensitivity(NoData(), 5, 0)
+    assert v.verdict == "not-checkable"
+    assert v.sentence.startswith("Not checkable: missing `data` to draw batches from")
 
 
 # --------------------------------------------------------------------------- protocol, bad input
@@ -301,7 +412,7 @@ def test_recalibrated_dpsep_step_is_not_refuted():
     """SEP's own update with noise recalibrated to its sensitivity 2 gamma C is correct."""
     alg = DPSEPPass(reading="sep-invariant-recalibrated")
     assert alg.step_sensitivity.value == pytest.approx(2.0 * alg.damping * alg.clip)
-    assert check_step_sensitivity(alg, 30, 0).verdict == "holds"
+    assert_not_refuted_by_search(check_step_sensitivity(alg, 30, 0))
 
 
 def test_vips_step_test_sees_a_block_whose_noise_is_too_small():
@@ -316,6 +427,7 @@ def test_vips_step_test_sees_a_block_whose_noise_is_too_small():
         def sensitivities(self):
             return 1.0 / self.batch_size, 0.01 / self.batch_size
 
-    assert check_step_sensitivity(VIPSRun(), 100, 0).verdict == "holds"
+    assert_not_refuted_by_search(check_step_sensitivity(VIPSRun(), 100, 0))
     v = check_step_sensitivity(S2NoiseTooSmall(), 100, 0)
     assert v.verdict == "refuted" and v.evidence["max_ratio"] > 5
+    assert v.sentence.startswith("Refuted: the largest distance among")

@@ -1,11 +1,13 @@
-"""Command line: ``dpclaims audit`` and ``dpclaims check-variant`` (a thin layer over
-:mod:`dpclaims.reports`).
+"""Command line: ``dpclaims audit``, ``check``, ``check-variant`` and ``account`` (a thin
+layer over the checks and :mod:`dpclaims.reports`).
 
-Exit codes of ``audit``: 0 when it ran and wrote its report (a refuted claim is a
-finding about a paper, not a failure of the run); 2 on bad input, with the reason
-on stderr. ``check-variant``: 0 when every claim of the variant was checked and
-none is refuted, 1 when one is refuted, 2 on bad input, 3 when nothing could be
-checked for some claim (not-checkable) and none is refuted.
+Exit codes (the same for ``audit``, ``check`` and ``check-variant``;
+:mod:`dpclaims.claims.headline`): 0 nothing refuted; 1 a claim is refuted (its
+headline); 2 bad input: options, files, a claim or the user's own code (one line on
+stderr naming it; an exception raised in the user's code names the file and line);
+3 a claim was not checkable and none is refuted; 70 an internal error of dpclaims
+(a bug: one line, the traceback with ``--debug``); 130 interrupted (Ctrl-C).
+``account`` exits 0, 2, 70 or 130.
 """
 
 from __future__ import annotations
@@ -30,10 +32,72 @@ _COLOURS = {"holds": "green", "refuted": "red", "inconclusive": "yellow",
             "not-checkable": "white"}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group, with the exit codes of the module docstring: every exception is
+    turned into one line on stderr and its code, never a traceback (``--debug`` shows it)."""
+
+    def invoke(self, ctx):
+        from dpclaims.claims import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED
+        from dpclaims.claims.core import InputError
+
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except KeyboardInterrupt:
+            click.echo("dpclaims: interrupted; no report was written.", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except InputError as exc:
+            _debug_traceback(ctx)
+            click.echo(f"dpclaims: bad input: {_one_line(exc)}", err=True)
+            raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
+        except Exception as exc:  # noqa: BLE001  (classified: the user's code or ours)
+            from dpclaims.claims.checks.variant import describe_user_error
+
+            _debug_traceback(ctx)
+            where = describe_user_error(exc)
+            if where is not None:
+                click.echo(f"dpclaims: bad input: an exception in your code: {_one_line(where)}",
+                           err=True)
+                raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
+            click.echo(f"dpclaims: internal error (a bug in dpclaims, please report it): "
+                       f"{type(exc).__name__}: {_one_line(exc)}"
+                       + ("" if _debug(ctx) else "; rerun with --debug for the traceback"),
+                       err=True)
+            raise click.exceptions.Exit(EXIT_INTERNAL) from None
+
+
+def _debug(ctx) -> bool:
+    return bool((ctx.obj or {}).get("debug"))
+
+
+def _debug_traceback(ctx) -> None:
+    if _debug(ctx):
+        import traceback
+
+        traceback.print_exc()
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dpclaims")
-def main():
-    """Verify the privacy and accuracy claims of DP Bayesian inference papers."""
+@click.option("--debug", is_flag=True, help="Show the full traceback of an error.")
+@click.pass_context
+def main(ctx, debug):
+    """Verify the privacy and accuracy claims of DP Bayesian inference papers.
+
+    \b
+    Exit codes (audit, check, check-variant):
+      0   nothing refuted
+      1   a claim is refuted
+      2   bad input (options, files, a claim, an exception in your code)
+      3   a claim was not checkable, none refuted
+      70  internal error of dpclaims (a bug; --debug shows the traceback)
+      130 interrupted"""
+    ctx.ensure_object(dict)["debug"] = debug
 
 
 @main.command()
@@ -58,10 +122,14 @@ def main():
 @click.option("--workers", type=int, default=None,
               help="Processes for independent checks (default: 2, or 1 on a one-core "
                    "machine). results.json is the same whatever the number.")
-def audit(paper, budget, seed, out_dir, data_dir, workers):
-    """Check a paper's claims and write a report with a verdict for each."""
-    from dpclaims.claims import InputError
-    from dpclaims.reports.render import write_report
+@click.option("--overwrite", is_flag=True,
+              help="Replace the files of an earlier run in --out (otherwise a folder that "
+                   "holds files is refused before any work).")
+def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
+    """Check a paper's claims and write a report with a verdict for each. Exit codes: see
+    dpclaims --help (0 nothing refuted, 1 refuted, 3 not checkable)."""
+    from dpclaims.claims import exit_code
+    from dpclaims.reports.output import StagedOutput
 
     console = Console(stderr=True)
     if data_dir is not None and not Path(data_dir).is_dir():
@@ -74,29 +142,32 @@ def audit(paper, budget, seed, out_dir, data_dir, workers):
     if workers < 1:
         raise click.BadParameter(f"workers must be >= 1, got {workers}",
                                  param_hint="--workers")
+    staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
     t0 = time.perf_counter()
-    with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
-        def tick(name):
-            show(f"[{paper}/{budget}] {name}", name)
+    with staged as staging:
+        from dpclaims.reports.render import write_report
 
-        try:
-            verdicts, sections, meta, timings = _run_papers(paper, budget, seed, out_dir,
+        with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
+            def tick(name):
+                show(f"[{paper}/{budget}] {name}", name)
+
+            verdicts, sections, meta, timings = _run_papers(paper, budget, seed, staging,
                                                             data_dir, tick, workers)
-        except InputError as exc:
-            raise click.UsageError(str(exc)) from exc
-        show("writing report")
-    run_info = {
-        "command": " ".join(["dpclaims"] + sys.argv[1:]),
-        "dpclaims": __version__,
-        "python": platform.python_version(),
-        "workers": workers,
-        "seconds per check": timings,
-        "total seconds": round(time.perf_counter() - t0, 1),
-    }
-    paths = write_report(out_dir, title=f"dpclaims audit: {paper}", meta=meta,
-                         verdicts=verdicts, sections=sections, run_info=run_info)
+            show("writing report")
+        run_info = {
+            "command": " ".join(["dpclaims"] + sys.argv[1:]),
+            "dpclaims": __version__,
+            "python": platform.python_version(),
+            "workers": workers,
+            "seconds per check": timings,
+            "total seconds": round(time.perf_counter() - t0, 1),
+        }
+        paths = write_report(staging, title=f"dpclaims audit: {paper}", meta=meta,
+                             verdicts=verdicts, sections=sections, run_info=run_info)
+    paths = {k: staged.out / Path(v).name for k, v in paths.items()}
     _print_summary(f"{paper}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
                    paths)
+    sys.exit(exit_code(verdicts))
 
 
 def _run_papers(paper, budget, seed, out_dir, data_dir, tick, workers=1):
@@ -278,7 +349,8 @@ def _print_summary(title, verdicts, paths, sentences: bool = False):
               help="Print one JSON object with a list `rows` instead of a table.")
 def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_rate, steps,
             epochs, delta, relation, accountant, as_json):
-    """Epsilon of an iterative Gaussian mechanism by every accountant, side by side."""
+    """Epsilon of an iterative Gaussian mechanism by every accountant, side by side, and
+    the certified bracket [lower, upper] they give on the true epsilon."""
     import json
 
     from dpclaims.analysis.accounting import (
@@ -334,16 +406,25 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
                 result = account_rows(sigma, plan, delta, relation)
     except (ValueError, TypeError) as exc:
         raise click.UsageError(str(exc)) from exc
-    def kind(name):
-        if name in TIGHT_ACCOUNTANTS:
-            return "tight"
-        if name == "moments-accountant":
-            return "classic (looser conversion)"
+    def kind(row):
+        if row.bound == "exact":
+            return "exact (certified bracket)"
+        if row.bound == "lower":
+            return "lower bound"
+        if row.bound == "model":
+            return "not a bound here (see note)"
+        if row.name == "moments-accountant":
+            return "classic upper bound (looser conversion)"
+        if row.name in TIGHT_ACCOUNTANTS:
+            return "tight upper bound"
         return "upper bound"
 
-    rows = [{"accountant": r.name, "relation": relation, "kind": kind(r.name),
+    rows = [{"accountant": r.name, "relation": relation, "kind": kind(r), "bound": r.bound,
              "epsilon": None if r.epsilon is None or not np.isfinite(r.epsilon) else r.epsilon,
              "note": r.note} for r in result.rows]
+    lo, hi = result.lower_bound, result.upper_bound
+    bracket = {"lower": None if lo is None else {"accountant": lo[0], "epsilon": lo[1]},
+               "upper": None if hi is None else {"accountant": hi[0], "epsilon": hi[1]}}
     advice = ("tight accountants disagree: refine the PLD discretisation "
               "(analysis.accounting.account(..., pld_initial_interval=...)) and report the "
               "larger value until they agree")
@@ -357,7 +438,7 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
                                "tight_disagreement": result.tight_disagreement,
                                "tight_disagrees": result.tight_disagrees,
                                "advice": advice if result.tight_disagrees else None,
-                               "rows": rows}))
+                               "certified_bracket": bracket, "rows": rows}))
         return
     out = Console()
     for n in notes:
@@ -372,6 +453,9 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
         eps = "unsupported" if r["epsilon"] is None else f"{r['epsilon']:.6g}"
         table.add_row(r["accountant"], r["relation"], r["kind"], eps, r["note"])
     out.print(table)
+    out.print("certified bracket on the true epsilon: ["
+              + ("no lower bound" if lo is None else f"{lo[1]:.6g} ({lo[0]})") + ", "
+              + ("no upper bound" if hi is None else f"{hi[1]:.6g} ({hi[0]})") + "]")
     out.print(result.note)
     if result.tight_disagrees:
         out.print(f"[yellow]{advice} (they differ by {result.tight_disagreement:.1%} > "
@@ -380,13 +464,16 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
 
 @main.command("check-variant", epilog="""\b
 Exit codes:
-  0  every claim the variant makes was checked and none is refuted
-  1  a claim is refuted (a certificate contradicts it)
-  2  bad input (not a mechanism, a missing file or module, a release of the
-     wrong or a changing shape or with NaN, a score of the wrong shape, an
-     unknown score name, bad options)
-  3  nothing was checked for at least one claim (not-checkable: e.g. no data
-     and no record domain), and none is refuted""")
+  0   every claim the variant makes was checked and none is refuted
+  1   a claim is refuted (a certificate contradicts it)
+  2   bad input: not a mechanism, a missing file or module, an exception in
+      your code (its file and line named), a release of the wrong or a
+      changing shape, with NaN, or that does not follow its rng; data outside
+      the declared domain; bad options
+  3   nothing was checked for at least one claim (not-checkable: e.g. no data
+      and no record domain), and none is refuted
+  70  internal error of dpclaims (--debug shows the traceback)
+  130 interrupted""")
 @click.argument("spec", metavar="FILE.py:OBJECT | package.module:OBJECT")
 @click.option("--n-trials", type=int, default=200_000, show_default=True,
               help="Audit trials per dataset of the selected neighbouring pair.")
@@ -407,29 +494,31 @@ Exit codes:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports/variant"), show_default=True,
               help="Folder for results.json, report.md and report.html.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the files of an earlier run in --out.")
 def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, seed, workers,
-                  out_dir):
+                  out_dir, overwrite):
     """Check a mechanism (or a factory returning one): property test of its sensitivity,
     accounting of its dp_event, empirical audit on a searched neighbouring pair. An
     algorithm (`run` instead of `release`; dpclaims.audits.whole_run) gets a whole-run
     audit with a canary instead, --n-trials whole runs per dataset."""
-    from dpclaims.claims.checks.variant import check_variant, load_variant
-
     budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha,
                      workers=workers, selection_trials=selection_trials, score=score)
 
     def work(tick):
+        from dpclaims.claims.checks.variant import check_variant, load_variant
+
         mech = load_variant(spec)
         verdicts, sections, meta = check_variant(mech, budget, seed, tick)
         meta["variant"] = spec
         return f"check-variant: {mech.name}", mech.name, verdicts, sections, meta
 
-    _run_check(work, seed, out_dir, {"workers": workers})
+    _run_check(work, seed, out_dir, overwrite, {"workers": workers})
 
 
 def _budget(seed, **kwargs):
     """The VariantBudget of a check command; bad options are usage errors (exit 2)."""
-    from dpclaims.claims.checks.variant import VariantBudget
+    from dpclaims.claims.budgets import VariantBudget
 
     if seed < 0:
         raise click.BadParameter(f"seed must be >= 0, got {seed}", param_hint="--seed")
@@ -439,26 +528,28 @@ def _budget(seed, **kwargs):
         raise click.UsageError(str(exc)) from exc
 
 
-def _run_check(work, seed, out_dir, run_extra):
+def _run_check(work, seed, out_dir, overwrite, run_extra):
     """Run ``work(tick) -> (title, name, verdicts, sections, meta)`` with a progress line,
-    write the report, print the headline table and exit with the headlines' code."""
-    from dpclaims.claims import InputError
-    from dpclaims.claims.checks.variant import exit_code
-    from dpclaims.reports.render import write_report
+    write the report into a staged folder moved to ``out_dir`` on success, print the
+    headline table and exit with the headlines' code."""
+    from dpclaims.claims import exit_code
+    from dpclaims.reports.output import StagedOutput
 
+    staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
     t0 = time.perf_counter()
     console = Console(stderr=True)
-    with _progress(console, "loading") as show:
-        try:
+    with staged as staging:
+        with _progress(console, "loading") as show:
             title, name, verdicts, sections, meta = work(show)
-        except InputError as exc:
-            raise click.UsageError(str(exc)) from exc
-        show("writing report")
-    run_info = {"command": " ".join(["dpclaims"] + sys.argv[1:]), "dpclaims": __version__,
-                "python": platform.python_version(), **run_extra,
-                "total seconds": round(time.perf_counter() - t0, 1)}
-    paths = write_report(out_dir, title=f"dpclaims {title}", meta=meta, verdicts=verdicts,
-                         sections=sections, run_info=run_info)
+            show("writing report")
+        from dpclaims.reports.render import write_report
+
+        run_info = {"command": " ".join(["dpclaims"] + sys.argv[1:]), "dpclaims": __version__,
+                    "python": platform.python_version(), **run_extra,
+                    "total seconds": round(time.perf_counter() - t0, 1)}
+        paths = write_report(staging, title=f"dpclaims {title}", meta=meta,
+                             verdicts=verdicts, sections=sections, run_info=run_info)
+    paths = {k: staged.out / Path(v).name for k, v in paths.items()}
     _print_summary(f"{name}: claims and verdicts (seed {seed})", verdicts, paths,
                    sentences=True)
     sys.exit(exit_code(verdicts))
@@ -466,7 +557,9 @@ def _run_check(work, seed, out_dir, run_extra):
 
 @main.command("check", epilog="""\b
 Exit codes: as check-variant (0 checked, none refuted; 1 a claim is refuted;
-2 bad input; 3 a claim could not be checked and none is refuted).""")
+2 bad input, e.g. a string where a number belongs, named with its key;
+3 a claim could not be checked and none is refuted; 70 internal error;
+130 interrupted).""")
 @click.argument("claims_file", metavar="CLAIMS.toml")
 @click.option("--n-trials", type=int, default=200_000, show_default=True,
               help="Audit trials per dataset for [[audit]] claims.")
@@ -479,19 +572,24 @@ Exit codes: as check-variant (0 checked, none refuted; 1 a claim is refuted;
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports/check"), show_default=True,
               help="Folder for results.json, report.md and report.html.")
-def check(claims_file, n_trials, max_examples, alpha, seed, out_dir):
+@click.option("--overwrite", is_flag=True,
+              help="Replace the files of an earlier run in --out.")
+def check(claims_file, n_trials, max_examples, alpha, seed, out_dir, overwrite):
     """Check a paper's claims stated in a TOML file: reported privacy numbers (recomputed
     by every accountant, under the paper's and the real sampling), sensitivities
     (property test over a record domain), mechanisms (empirical audit)."""
-    from dpclaims.claims.checks.user_claims import check_claims_file
+    from dpclaims.claims.catalogues.claims_file import load_claims_file
 
     budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha)
+    spec = load_claims_file(claims_file)  # every value validated before any heavy import
 
     def work(tick):
-        verdicts, sections, meta = check_claims_file(claims_file, budget, seed, tick)
+        from dpclaims.claims.checks.user_claims import check_claims_file
+
+        verdicts, sections, meta = check_claims_file(spec, budget, seed, tick)
         return f"check: {meta['paper']}", meta["paper"], verdicts, sections, meta
 
-    _run_check(work, seed, out_dir, {})
+    _run_check(work, seed, out_dir, overwrite, {})
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,13 +18,18 @@ Fixtures
 ``check_sensitivity``
     ``check_sensitivity(mechanism, where=None, *, seed=None)``:
     :func:`dpclaims.testing.check_mechanism_sensitivity`; returns a
-    :class:`~dpclaims.testing.SensitivityOutcome` (``verdict`` "refuted" or
-    "holds"). ``where``: a record domain, a hypothesis strategy of pairs, or None.
+    :class:`~dpclaims.testing.SensitivityOutcome` (``verdict`` "refuted", with the
+    shrunk counterexample, or "inconclusive": no counterexample in the searched pairs,
+    and a search refutes a bound but cannot certify one). ``where``: a record domain, a
+    hypothesis strategy of pairs, or None.
 ``dpclaims_budget``
     The session's :class:`~dpclaims.testing.CheckBudget`.
 
-Pass an outcome to :func:`dpclaims.testing.assert_not_refuted` to fail the test
-with the certified epsilon lower bound, the claimed epsilon, the pair and the seed.
+Both verdicts come from the verdict kernel (:mod:`dpclaims.claims.kernel`), as in
+``dpclaims check-variant``; an outcome's ``sentence`` is the kernel's. Pass an outcome
+to :func:`dpclaims.testing.assert_not_refuted` to fail the test when it is refuted, with
+the certified epsilon lower bound, the claimed epsilon, the pair and the seed (for a
+sensitivity: the shrunk counterexample and the seed).
 
 Seeds
 -----

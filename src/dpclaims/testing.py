@@ -4,8 +4,12 @@
 ``check_sensitivity``, which call :func:`audit_mechanism` and
 :func:`check_mechanism_sensitivity` with the session's :class:`CheckBudget` and a
 seed derived from the test's node id (:func:`seed_from_node_id`). Both return a
-value with a ``verdict`` (the vocabulary of DESIGN.md) and a ``message``;
-:func:`assert_not_refuted` fails a test with that message when the verdict is
+value with a ``verdict``, decided by the verdict kernel (:mod:`dpclaims.claims.kernel`,
+through :func:`~dpclaims.claims.checks.bounds.audit_verdict` and
+:func:`~dpclaims.claims.checks.bounds.search_verdict`, as in ``check-variant``), its
+``sentence`` and a ``message``: ``refuted`` or ``inconclusive``, never ``holds`` (an audit
+cannot prove privacy, and a search that finds no counterexample certifies no bound).
+:func:`assert_not_refuted` fails a test with the message when the verdict is
 ``refuted``. This module also re-exports what a test of a mechanism needs, so that
 one import suffices:
 
@@ -68,6 +72,8 @@ from dpclaims.audits.search import (
     derived_seed,
     select_pair,
 )
+from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
+from dpclaims.claims.core import Claim
 from dpclaims.property_tests.sensitivity import SensitivityCheck, check_sensitivity
 from dpclaims.property_tests.strategies import (
     domain_records,
@@ -179,6 +185,13 @@ def _short(data, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _claim(mechanism, kind: str, statement: str, check: str) -> Claim:
+    """The claim a check in a user's test decides (as ``check-variant``'s, in a test)."""
+    kinds = {"sensitivity": "sensitivity", "empirical-audit": "audit"}
+    return Claim(f"{mechanism.name}/{kind}", f"mechanism {mechanism.name!r}",
+                 "user test", statement, check, kind=kinds[kind])
+
+
 def _pair_text(pair: NeighbouringPair) -> str:
     return (f"{pair.description or 'the given pair'} ({pair.relation}); "
             f"d0 = {_short(pair.d0)}, d1 = {_short(pair.d1)}")
@@ -192,7 +205,9 @@ class AuditOutcome:
     ----------
     verdict : {"refuted", "inconclusive"}
         ``refuted`` when the certificate exceeds the claimed epsilon; an audit
-        cannot prove privacy, so a claim it does not refute is ``inconclusive``.
+        cannot prove privacy, so a claim it does not refute is ``inconclusive``
+        (decided by the verdict kernel,
+        :func:`~dpclaims.claims.checks.bounds.audit_verdict`).
     mechanism : str
         The mechanism's name.
     claim : PrivacyClaim
@@ -211,6 +226,9 @@ class AuditOutcome:
         score, trade-off points).
     selection : PairSelection or None
         How the pair was chosen when several were candidates (None: one pair given).
+    sentence : str
+        The verdict kernel's sentence: what decided the verdict, or why nothing could
+        (e.g. an audit too small to certify anything above the claim).
     """
 
     verdict: str
@@ -222,6 +240,7 @@ class AuditOutcome:
     budget: CheckBudget
     result: AuditResult
     selection: PairSelection | None = None
+    sentence: str = ""
 
     @property
     def claimed_epsilon(self) -> float:
@@ -264,10 +283,12 @@ class SensitivityOutcome:
 
     Attributes
     ----------
-    verdict : {"refuted", "holds"}
+    verdict : {"refuted", "inconclusive"}
         ``refuted`` when hypothesis found a neighbouring pair whose query distance
         exceeds the claimed sensitivity (beyond floating-point rounding);
-        ``holds`` when none was found within the search budget.
+        ``inconclusive`` when none was found within the search budget: a search
+        refutes a bound but cannot certify one (the verdict kernel's rule,
+        :func:`~dpclaims.claims.checks.bounds.search_verdict`).
     mechanism : str
         The mechanism's name.
     sensitivity : Sensitivity
@@ -279,6 +300,9 @@ class SensitivityOutcome:
     result : SensitivityCheck
         The property test's outcome (largest ratio seen, number of examples, the
         shrunk counterexample).
+    sentence : str
+        The verdict kernel's sentence (the certified lower bound the search found, and
+        why it does or does not decide the claim).
     """
 
     verdict: str
@@ -287,6 +311,7 @@ class SensitivityOutcome:
     relation: str
     seed: int
     result: SensitivityCheck
+    sentence: str = ""
 
     @property
     def message(self) -> str:
@@ -303,9 +328,13 @@ class SensitivityOutcome:
                 f"  largest ratio in {r.n_examples} examples: {r.max_ratio:.4g}",
                 f"  seed: {self.seed}",
             ])
-        return (f"dpclaims: no {self.relation} pair in {r.n_examples} examples moves the query "
-                f"of {self.mechanism!r} by more than its claimed {norm} sensitivity "
-                f"{s.value:.6g} (largest ratio {r.max_ratio:.4g}; seed {self.seed})")
+        return "\n".join([
+            f"dpclaims: the claimed {norm} sensitivity {s.value:.6g} of {self.mechanism!r} "
+            f"is not refuted (inconclusive): no counterexample in {r.n_examples} "
+            f"{self.relation} pairs (largest ratio {r.max_ratio:.4g} x the claim); a search "
+            "refutes a bound but cannot certify one",
+            f"  seed: {self.seed}",
+        ])
 
 
 class _WithDomain:
@@ -401,7 +430,8 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
     Returns
     -------
     AuditOutcome
-        ``verdict`` "refuted" or "inconclusive", the certificate and its evidence.
+        ``verdict`` "refuted" or "inconclusive" (decided by the verdict kernel), its
+        ``sentence``, the certificate and its evidence.
 
     Raises
     ------
@@ -448,8 +478,13 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
         pair = selection.pair
         if selection.n_candidates == 1:
             selection = None
-    return AuditOutcome("refuted" if r.refutes_claim else "inconclusive", mechanism.name,
-                        mechanism.claim, r.epsilon_lower_bound, pair, seed, budget, r, selection)
+    c = mechanism.claim
+    v = audit_verdict(_claim(mechanism, "empirical-audit",
+                             f"each release is ({c.epsilon:.6g}, {c.delta:g})-DP under "
+                             f"{c.relation}", "empirical audit (Clopper-Pearson certificate)"),
+                      "as-given", r, seed=seed)
+    return AuditOutcome(v.verdict, mechanism.name, c, r.epsilon_lower_bound, pair, seed,
+                        budget, r, selection, sentence=v.sentence)
 
 
 def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | None = None,
@@ -483,7 +518,9 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
     Returns
     -------
     SensitivityOutcome
-        ``verdict`` "refuted" or "holds", the largest ratio and the counterexample.
+        ``verdict`` "refuted" or "inconclusive" (no counterexample found: a search
+        certifies no bound), the kernel's ``sentence``, the largest ratio and the
+        counterexample.
 
     Raises
     ------
@@ -513,8 +550,14 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
                              "pairs, or give the mechanism `data` or a `domain`")
         strategy = neighbouring_datasets(recs, relation, base=data)
     res = property_test(query, sens, strategy, budget.max_examples, seed)
-    return SensitivityOutcome("refuted" if res.violated else "holds", mechanism.name, sens,
-                              relation, seed, res)
+    norm = {1: "L1", 2: "L2"}.get(sens.norm, "L-inf")
+    claim = _claim(mechanism, "sensitivity",
+                   f"||query(D) - query(D')||_{sens.norm} <= {sens.value:.6g} for {relation} "
+                   "neighbours", "hypothesis property test")
+    v = search_verdict(claim, "as-given", res, quantity=f"{norm} sensitivity",
+                       pairs=f"{relation} pairs", seed=seed)
+    return SensitivityOutcome(v.verdict, mechanism.name, sens, relation, seed, res,
+                              sentence=v.sentence)
 
 
 def assert_not_refuted(outcome: AuditOutcome | SensitivityOutcome) -> None:

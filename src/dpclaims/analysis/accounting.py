@@ -83,7 +83,13 @@ from autodp import mechanism_zoo, transformer_zoo
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.rdp import RdpAccountant
 
-from dpclaims.analysis.validation import check_count, check_delta, check_epsilon, check_positive
+from dpclaims.analysis.validation import (  # noqa: F401  (steps_for_epochs re-exported)
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive,
+    steps_for_epochs,
+)
 
 __all__ = [
     "ACCOUNTANTS",
@@ -92,21 +98,32 @@ __all__ = [
     "TIGHT_ACCOUNTANTS",
     "CALIBRATION_ACCOUNTANTS",
     "KINDS",
+    "BOUNDS",
+    "MAX_PLD_POINTS",
     "RELATIONS",
     "AccountantRow",
     "AccountingResult",
     "Sampling",
     "account",
+    "account_event",
     "calibrate_noise_multiplier",
+    "gaussian_epsilon_bracket",
     "composed_gaussian_sigma",
     "dp_event_for",
 ]
 
 KINDS = ("poisson", "without-replacement", "shuffle", "fixed-order", "none")
 RELATIONS = ("replace-one", "add-remove")
+BOUNDS = ("upper", "lower", "exact", "model")
+# The largest PLD grid (points of one probability mass function, before and after
+# composition) the accountants here build: about 67 MB a float64 array, a few times
+# that in the FFT of a composition. A finer interval that would need more is not tried
+# (the row says so); a coarser one is still a valid bound (module notes).
+MAX_PLD_POINTS = 2**23
 ACCOUNTANTS = (
     "dp_accounting-rdp",
     "dp_accounting-pld",
+    "dp_accounting-pld-optimistic",
     "autodp-rdp",
     "moments-accountant",
     "analytic-gaussian",
@@ -382,12 +399,36 @@ class AccountantRow:
         What the accountant assumes, or why it is unsupported.
     details : mapping
         JSON-able extras (optimal order, discretisation interval, ...).
+    bound : {"upper", "lower", "exact", "model"}
+        What ``epsilon`` is with respect to the true epsilon of the event (module
+        notes, "Certified bounds"): a certified upper bound, a certified lower bound,
+        exact (up to ``details["bracket"]``, a certified [lower, upper]), or a value
+        valid only under a modelling assumption not known to hold (never used as a
+        bound).
     """
 
     name: str
     epsilon: float | None
     note: str
     details: Mapping[str, Any] = field(default_factory=dict)
+    bound: str = "upper"
+
+    def __post_init__(self):
+        if self.bound not in BOUNDS:
+            raise ValueError(f"bound must be one of {BOUNDS}, got {self.bound!r}")
+
+    @property
+    def bracket(self) -> tuple[float, float] | None:
+        """The certified [lower, upper] this row gives on the true epsilon, with None for
+        a missing end; None when the row gives no certified bound."""
+        if self.epsilon is None or self.bound == "model":
+            return None
+        if self.bound == "exact":
+            lo, hi = self.details.get("bracket", (self.epsilon, self.epsilon))
+            return float(lo), float(hi)
+        if self.bound == "lower":
+            return self.epsilon, None
+        return None, self.epsilon
 
     @property
     def supported(self) -> bool:
@@ -397,6 +438,7 @@ class AccountantRow:
         return {
             "name": self.name,
             "epsilon": _json_float(self.epsilon),
+            "bound": self.bound,
             "note": self.note,
             "details": {k: _json_value(v) for k, v in self.details.items()},
         }
@@ -420,9 +462,15 @@ class AccountingResult:
         One per accountant, in the order of :data:`ACCOUNTANTS`.
     rtol : float
         Relative tolerance for the disagreement flag.
+    lower_bound : (str, float) or None
+        The largest certified lower bound on the true epsilon over the rows (the
+        optimistic PLD, the lower end of an exact row's bracket): (row name, value).
+    upper_bound : (str, float) or None
+        The smallest certified upper bound over the rows (RDP, pessimistic PLD,
+        moments accountant, the upper end of an exact row's bracket).
     max_epsilon : float or None
-        Largest epsilon over the supported rows (the conservative answer); None if
-        no accountant supports the event.
+        Largest epsilon over the supported upper-bound and exact rows (the
+        conservative answer); None if no accountant supports the event.
     disagreement : float or None
         Relative spread ``(max - min) / min`` of the supported rows' epsilons
         (0 if all equal, ``inf`` if min is 0 < max or some but not all are
@@ -461,6 +509,9 @@ class AccountingResult:
     note: str
     rows: tuple[AccountantRow, ...]
     rtol: float
+    dp_event: Any = field(default=None, repr=False, compare=False)
+    lower_bound: tuple[str, float] | None = field(init=False)
+    upper_bound: tuple[str, float] | None = field(init=False)
     max_epsilon: float | None = field(init=False)
     tight_disagreement: float | None = field(init=False)
     tight_disagrees: bool = field(init=False)
@@ -470,7 +521,18 @@ class AccountingResult:
     discrepant_pairs: tuple[tuple[str, str, float], ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        supported = [r for r in self.rows if r.epsilon is not None]
+        lows = [(r.name, r.bracket[0]) for r in self.rows
+                if r.bracket is not None and r.bracket[0] is not None]
+        highs = [(r.name, r.bracket[1]) for r in self.rows
+                 if r.bracket is not None and r.bracket[1] is not None]
+        object.__setattr__(self, "lower_bound", max(lows, key=lambda x: x[1]) if lows
+                           else None)
+        object.__setattr__(self, "upper_bound", min(highs, key=lambda x: x[1]) if highs
+                           else None)
+        # the accountants' answers compared below: upper bounds and exact values (a
+        # lower bound and a model-only value are not an accountant's epsilon)
+        supported = [r for r in self.rows if r.epsilon is not None
+                     and r.bound in ("upper", "exact")]
         values = [r.epsilon for r in supported]
         maximum = max(values) if values else None
         spread = extremes = None
@@ -517,6 +579,10 @@ class AccountingResult:
             "note": self.note,
             "rows": [r.to_dict() for r in self.rows],
             "rtol": self.rtol,
+            "lower_bound": None if self.lower_bound is None else
+            [self.lower_bound[0], _json_float(self.lower_bound[1])],
+            "upper_bound": None if self.upper_bound is None else
+            [self.upper_bound[0], _json_float(self.upper_bound[1])],
             "max_epsilon": _json_float(self.max_epsilon),
             "disagreement": _json_float(self.disagreement),
             "tight_disagreement": _json_float(self.tight_disagreement),
@@ -540,6 +606,7 @@ def account(
     pld_initial_interval: float = 1e-3,
     pld_max_refinements: int = 6,
     pld_rtol: float = 0.01,
+    lower_bound: bool = True,
 ) -> AccountingResult:
     """Epsilon of an iterative Gaussian mechanism by every accountant, side by side.
 
@@ -567,6 +634,10 @@ def account(
         count, not a time, so that the result does not depend on the machine.
     pld_rtol : float, default 0.01
         Halving stops once epsilon changes by less than this fraction.
+    lower_bound : bool, default True
+        Compute the optimistic PLD row (a certified lower bound; as costly as the
+        pessimistic PLD). Never computed for ``"shuffle"``, where it bounds only a
+        known pass order (:func:`account_event`).
 
     Returns
     -------
@@ -633,7 +704,10 @@ def account(
     event = dp_event_for(sigma, sampling)
     rows = account_event(event, delta, relation, rtol=rtol,
                          pld_initial_interval=pld_initial_interval,
-                         pld_max_refinements=pld_max_refinements, pld_rtol=pld_rtol).rows
+                         pld_max_refinements=pld_max_refinements, pld_rtol=pld_rtol,
+                         lower_bound=lower_bound and sampling.kind != "shuffle").rows
+    if sampling.kind == "shuffle":
+        rows = [_hidden_shuffle_row(r) for r in rows]
     delta = check_delta(delta)
     note = (
         f"{sampling.describe(relation)} Noise multiplier sigma = {sigma:g} is relative to "
@@ -649,7 +723,25 @@ def account(
         note=note,
         rows=tuple(rows),
         rtol=rtol,
+        dp_event=event,
     )
+
+
+def _hidden_shuffle_row(row: AccountantRow) -> AccountantRow:
+    """A row of the per-epoch composition read for a hidden shuffle: every value is an
+    upper bound on the shuffle's epsilon (amplification by shuffling ignored), none a
+    lower bound (an exact or optimistic value is exact only for a known order)."""
+    from dataclasses import replace
+
+    if row.bound == "exact":
+        return replace(row, bound="upper", note=row.note + " For a hidden shuffle only an "
+                       "upper bound (exact for a pass order the adversary knows: "
+                       "fixed-order).")
+    if row.bound == "lower" and row.epsilon is not None:
+        return replace(row, bound="model", note=row.note + " Not a lower bound for a hidden "
+                       "shuffle: it bounds the per-epoch composition, exact only for a known "
+                       "order (fixed-order).")
+    return row
 
 
 def account_event(
@@ -661,6 +753,8 @@ def account_event(
     pld_initial_interval: float = 1e-3,
     pld_max_refinements: int = 6,
     pld_rtol: float = 0.01,
+    query: str = "clipped-sum",
+    lower_bound: bool = True,
 ) -> AccountingResult:
     """Epsilon of any ``dp_accounting.DpEvent`` by every accountant, side by side.
 
@@ -683,17 +777,29 @@ def account_event(
     probability) and an upper bound at delta > 0; unsupported for sampled
     events.
 
+    ``query`` says what the noised query is: ``"clipped-sum"`` (a sum of per-record
+    contributions clipped to a ball, DP-SGD's; the default) or ``"general"`` (any query
+    with the event's sensitivity, e.g. a user's mechanism). It matters only for Poisson
+    sampling under replace-one, where dp_accounting's PLD models the clipped sum; for a
+    general query that row is marked ``bound="model"`` and is not used as a bound.
+
+    ``lower_bound=False`` leaves out the optimistic PLD (its row says "not computed"):
+    :func:`account` does so for a hidden shuffle, where the optimistic PLD of the
+    per-epoch composition is no lower bound, and it costs as much as the pessimistic one.
+
     Raises
     ------
     TypeError
         ``event`` is not a ``dp_accounting.DpEvent``.
     ValueError
-        delta outside [0, 1), an unknown relation, bad tolerances.
+        delta outside [0, 1), an unknown relation or query, bad tolerances.
     """
     if not isinstance(event, dp_accounting.DpEvent):
         raise TypeError(f"event must be a dp_accounting.DpEvent, got {event!r}")
     delta = check_delta(delta)
     _check_relation(relation)
+    if query not in ("clipped-sum", "general"):
+        raise ValueError(f"query must be 'clipped-sum' or 'general', got {query!r}")
     rtol = check_positive(rtol, "rtol")
     refinement = _check_refinement(pld_initial_interval, pld_max_refinements, pld_rtol)
 
@@ -723,10 +829,12 @@ def account_event(
         )
     if delta == 0:
         rows.append(AccountantRow("dp_accounting-pld", None, needs_delta))
+        rows.append(AccountantRow("dp_accounting-pld-optimistic", None, needs_delta,
+                                  bound="lower"))
         rows.append(AccountantRow("autodp-rdp", None, needs_delta))
         rows.append(AccountantRow("moments-accountant", None, needs_delta))
     else:
-        rows.append(_pld_row(event, delta, relation, refinement))
+        rows.extend(_pld_rows(event, delta, relation, refinement, query, lower_bound))
         rows.append(_autodp_row(event, delta, relation))
         rows.append(_moments_row(rdp_accountant, rdp_reason, delta))
     rows.append(_analytic_row(event, delta))
@@ -742,6 +850,7 @@ def account_event(
         note=f"The DpEvent {event!r} as given, under {relation}.",
         rows=tuple(rows),
         rtol=rtol,
+        dp_event=event,
     )
 
 
@@ -788,29 +897,8 @@ def _pure_dp_row(event, delta) -> AccountantRow:
     else:
         note = ("upper bound: basic composition of pure epsilons (Laplace: 1 / noise "
                 "multiplier); at delta > 0 the PLD and RDP rows are tighter")
-    return AccountantRow(PURE_DP_ACCOUNTANT, float(eps), note, {"exact": delta == 0})
-
-
-def steps_for_epochs(epochs: float, dataset_size: int, batch_size: float) -> tuple[int, str]:
-    """Noisy steps of ``epochs`` passes at (expected) batch size B over N records.
-
-    ``ceil(epochs * N / B)``: a fractional last step is still a release, so the count
-    is rounded up (never down, which would under-count the privacy cost). Returns
-    (steps, note); the note says how a non-integer count was rounded ("" otherwise).
-
-    Raises
-    ------
-    ValueError
-        epochs, N or B not finite and > 0.
-    """
-    epochs = check_positive(epochs, "epochs")
-    n = check_count(dataset_size, "dataset_size")
-    b = check_positive(batch_size, "batch_size")
-    exact = epochs * n / b
-    steps = math.ceil(exact - 1e-9)
-    note = "" if steps == exact else (f"{epochs:g} epochs of N = {n} at batch {b:g} is "
-                                      f"{exact:.6g} steps: rounded up to {steps}")
-    return steps, note
+    return AccountantRow(PURE_DP_ACCOUNTANT, float(eps), note, {"exact": delta == 0},
+                         bound="exact" if delta == 0 else "upper")
 
 
 def composed_gaussian_sigma(epsilon: float, delta: float, releases: int) -> float:
@@ -920,7 +1008,14 @@ def calibrate_noise_multiplier(
         elif accountant == "autodp-rdp":
             eps = _autodp_epsilon(event, delta, relation)
         else:
-            eps = _pld_refined(event, delta, relation, refinement)[0]
+            try:
+                eps = _pld_refined(event, delta, relation, refinement)[0]
+            except _PldOutOfRange:
+                eps = math.inf  # far above any target calibrated to
+            except _GridTooLarge as exc:
+                raise ValueError(f"the PLD at noise_multiplier {sigma:.4g} would need {exc} "
+                                 f"(more than {MAX_PLD_POINTS:,}): calibrate with an RDP "
+                                 "accountant") from None
         eps = float(eps)
         return math.inf if math.isnan(eps) else eps
 
@@ -1051,10 +1146,159 @@ def _scale_gaussian_noise(event: dp_accounting.DpEvent, factor: float) -> dp_acc
     )
 
 
+class _GridTooLarge(Exception):
+    """A PLD at this interval would need more than MAX_PLD_POINTS grid points."""
+
+    def __init__(self, points: float):
+        super().__init__(f"{points:.3g} grid points")
+        self.points = points
+
+
+# Tail mass of the privacy loss left out by dp_accounting's Gaussian PLD
+# (log_mass_truncation_bound = -50: |x| beyond about 10 noise std), and the Chernoff
+# width its self-composition keeps (tail_mass_truncation = 1e-15): in noise std.
+_Z_SINGLE, _Z_COMPOSED = 10.0, 8.5
+# dp_accounting's self-composition adds its truncated tail mass (1e-15 a call) to the
+# mass at infinity even when the estimate is optimistic; the optimistic epsilon is read
+# at delta + this slack a call so that it stays a lower bound (module notes).
+_OPTIMISTIC_SLACK = 1e-15
+
+
+def _sampled_gaussian_composed_width(sigma: float, q: float, count: int,
+                                     single: float) -> float:
+    """The range of the composed privacy loss of ``count`` Poisson-sampled Gaussians that
+    dp_accounting's self-composition keeps (nats): its Chernoff truncation bounds
+    (``common.compute_self_convolve_bounds``: tail mass 1e-15, orders j / range for j = 1
+    .. 20), evaluated on the exact loss distribution by quadrature on a fine grid of the
+    output, for the larger of the two directions. Used only to size a PLD grid."""
+    from scipy.special import logsumexp
+
+    x = np.linspace(-_Z_SINGLE * sigma, 1 + _Z_SINGLE * sigma, 20_001)
+    log_q0 = -0.5 * (x / sigma) ** 2
+    log_q1 = -0.5 * ((x - 1) / sigma) ** 2
+    log_mix = np.logaddexp(np.log1p(-q) + log_q0, np.log(q) + log_q1) if q < 1 else log_q1
+    orders = np.arange(1, 21) / max(single, 1e-12)
+    log_tail = math.log(2 / 1e-15)
+    widths = []
+    for log_p, log_other in ((log_mix, log_q0), (log_q0, log_mix)):
+        loss = log_p - log_other
+        log_w = log_p - logsumexp(log_p)
+        up = min((count * logsumexp(log_w + t * loss) + log_tail) / t for t in orders)
+        down = max(-(count * logsumexp(log_w - t * loss) + log_tail) / t for t in orders)
+        lo, hi = count * float(loss.min()), count * float(loss.max())
+        widths.append(min(up, hi) - max(down, lo))
+    return max(widths)
+
+
+def _pld_width(event: dp_accounting.DpEvent, count: int = 1) -> float:
+    """The range of the composed privacy loss a PLD of ``event`` spans (in nats, an
+    estimate from above for sizing the grid; multipliers relative to the sensitivity)."""
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _pld_width(event.event, count * event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return float(sum(_pld_width(e, count) for e in event.events))
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        s = event.noise_multiplier / math.sqrt(count)  # composed as one Gaussian
+        return (1 + 2 * _Z_SINGLE * s) / s**2
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        b = event.noise_multiplier
+        return 2 / b + 2 * _Z_COMPOSED * math.sqrt(count) / b
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        inner = event.event
+        if isinstance(inner, dp_accounting.GaussianDpEvent):
+            sigma, q = inner.noise_multiplier, event.sampling_probability
+            top = (1 + 2 * _Z_SINGLE * sigma) / (2 * sigma**2)  # unsampled loss at the edge
+            if q >= 1:
+                single = 2 * top
+            else:  # the sampled loss log(1 - q + q exp(L)) over L in [-top, top]
+                single = float(np.logaddexp(math.log1p(-q), math.log(q) + top)
+                               - np.logaddexp(math.log1p(-q), math.log(q) - top))
+            if count == 1:
+                return single
+            # x 1.5: dp_accounting's PMFs of the two directions measured up to 1.44 x this
+            return max(single, 1.5 * _sampled_gaussian_composed_width(sigma, q, count, single))
+        if isinstance(inner, dp_accounting.LaplaceDpEvent):
+            b = inner.noise_multiplier
+            return 2 / b + 2 * _Z_COMPOSED * math.sqrt(count) / b
+    return 0.0
+
+
+def _pld_leaf_width(event: dp_accounting.DpEvent, count: int = 1) -> float:
+    """The smallest range of one part's privacy loss before composition (nats): a PLD
+    whose interval leaves it a handful of grid points is meaningless, and dp_accounting
+    composes a one-point PMF by a Python loop over the composition count."""
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _pld_leaf_width(event.event, count * event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        widths = [_pld_leaf_width(e, count) for e in event.events]
+        return min(widths) if widths else 0.0
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return _pld_width(event, count)  # composed as one Gaussian
+    return _pld_width(event, 1)
+
+
+def _max_count(event: dp_accounting.DpEvent, count: int = 1) -> int:
+    """The largest self-composition count of any part of ``event``."""
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _max_count(event.event, count * event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return max((_max_count(e, count) for e in event.events), default=count)
+    return count
+
+
+# dp_accounting keeps a PMF of at most 1000 points sparse, and before self-composing it
+# computes size ** count as an exact integer: for a count of 10^9 that never ends. A
+# grid leaves every part at least this many points when the count is large (dense).
+_MIN_LEAF_POINTS = 2048
+
+
+def _sparse_hazard(event: dp_accounting.DpEvent, interval: float) -> bool:
+    """True when a part of ``event`` would be a sparse PMF self-composed so many times
+    that dp_accounting's size ** count (about count x log2(size) bits) is out of reach."""
+    width = _pld_leaf_width(event)
+    if width <= 0:  # an event the PLD does not support: it says so itself
+        return False
+    points = width / interval + 1
+    return points <= 1000 and _max_count(event) * math.log2(max(points, 2.0)) > 1e6
+
+
+def _dense_if_sparse(event: dp_accounting.DpEvent, interval: float) -> float:
+    """``interval``, or the finer one that leaves every part :data:`_MIN_LEAF_POINTS`
+    points where ``interval`` is a :func:`_sparse_hazard` (the caller checks the cap)."""
+    if _sparse_hazard(event, interval):
+        return min(interval, _pld_leaf_width(event) / _MIN_LEAF_POINTS)
+    return interval
+
+
+def _check_grid(event: dp_accounting.DpEvent, interval: float) -> float:
+    """Grid points of the PLD of ``event`` at ``interval``; _GridTooLarge above the cap
+    or where dp_accounting's sparse composition would not end (:func:`_sparse_hazard`)."""
+    points = _pld_width(event) / interval
+    if points > MAX_PLD_POINTS:
+        raise _GridTooLarge(points)
+    if _sparse_hazard(event, interval):
+        raise _GridTooLarge(_pld_width(event) / (_pld_leaf_width(event) / _MIN_LEAF_POINTS))
+    return points
+
+
+# Above this epsilon (nats) dp_accounting's PLD is not trusted: its hockey-stick
+# arithmetic takes exp of the privacy loss, which leaves float64's range near 709, and
+# its values were seen on the wrong side of the exact Gaussian's (770.5 optimistic against
+# an exact 769.6). Such a row is reported as not computed; the RDP rows still bound it.
+PLD_MAX_EPSILON = 500.0
+
+
+class _PldOutOfRange(Exception):
+    """A PLD epsilon above PLD_MAX_EPSILON."""
+
+
 def _pld_epsilon(
     event: dp_accounting.DpEvent, delta: float, relation: str, interval: float
 ) -> float:
-    """dp_accounting PLD epsilon at one interval, in this module's sigma convention."""
+    """dp_accounting PLD epsilon at one interval (pessimistic connect-the-dots: an upper
+    bound), in this module's sigma convention. _GridTooLarge above MAX_PLD_POINTS;
+    _PldOutOfRange above PLD_MAX_EPSILON."""
+    _check_grid(event, interval)
     if relation == "replace-one":
         event = _scale_gaussian_noise(event, 2.0)
     accountant = PLDAccountant(_DPA_RELATION[relation], value_discretization_interval=interval)
@@ -1062,7 +1306,68 @@ def _pld_epsilon(
         accountant.compose(event)
     except dp_accounting.UnsupportedEventError as exc:
         raise _Unsupported(f"dp_accounting PLDAccountant: {_library_reason(exc)}") from None
-    return float(accountant.get_epsilon(delta))
+    eps = float(accountant.get_epsilon(delta))
+    if eps > PLD_MAX_EPSILON:
+        raise _PldOutOfRange(eps)
+    return eps
+
+
+def _optimistic_pld(event, relation: str, interval: float, count: int = 1):
+    """(PrivacyLossDistribution, self-compositions) of ``event`` with optimistic
+    privacy-bucket discretisation: every privacy loss is rounded down, so every
+    epsilon read from it is at most the true one (dp_accounting's own construction,
+    ``pessimistic_estimate=False``, as its PLDAccountant composes each event)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    rel = _DPA_RELATION[relation]
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _optimistic_pld(event.event, relation, interval, count * event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        out, calls = None, 0
+        for e in event.events:
+            part, k = _optimistic_pld(e, relation, interval, count)
+            out = part if out is None else out.compose(part)
+            calls += k
+        if out is None:
+            raise _Unsupported("an empty composition")
+        return out, calls
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return pld_lib.from_gaussian_mechanism(
+            event.noise_multiplier / math.sqrt(count), pessimistic_estimate=False,
+            value_discretization_interval=interval, use_connect_dots=False,
+            neighboring_relation=rel), 0
+    laplace_ok = relation == "add-remove"
+    if isinstance(event, dp_accounting.LaplaceDpEvent) and laplace_ok:
+        return pld_lib.from_laplace_mechanism(
+            event.noise_multiplier, pessimistic_estimate=False,
+            value_discretization_interval=interval,
+            use_connect_dots=False).self_compose(count), 1
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        inner, q = event.event, event.sampling_probability
+        if isinstance(inner, dp_accounting.GaussianDpEvent):
+            return pld_lib.from_gaussian_mechanism(
+                inner.noise_multiplier, pessimistic_estimate=False,
+                value_discretization_interval=interval, sampling_prob=q,
+                use_connect_dots=False, neighboring_relation=rel).self_compose(count), 1
+        if isinstance(inner, dp_accounting.LaplaceDpEvent) and laplace_ok:
+            return pld_lib.from_laplace_mechanism(
+                inner.noise_multiplier, pessimistic_estimate=False,
+                value_discretization_interval=interval, sampling_prob=q,
+                use_connect_dots=False).self_compose(count), 1
+    raise _Unsupported(f"no optimistic PLD of {type(event).__name__} under {relation}")
+
+
+def _optimistic_pld_epsilon(event, delta: float, relation: str, interval: float) -> float:
+    """A certified lower bound on epsilon: the optimistic PLD at ``interval``, read at
+    delta plus dp_accounting's truncation slack. _GridTooLarge above MAX_PLD_POINTS."""
+    _check_grid(event, interval)
+    if relation == "replace-one":
+        event = _scale_gaussian_noise(event, 2.0)
+    pld, calls = _optimistic_pld(event, relation, interval)
+    eps = float(pld.get_epsilon_for_delta(min(delta + _OPTIMISTIC_SLACK * (calls + 1), 1.0)))
+    if eps > PLD_MAX_EPSILON:
+        raise _PldOutOfRange(eps)
+    return eps
 
 
 def _pld_refined(
@@ -1071,32 +1376,76 @@ def _pld_refined(
     relation: str,
     refinement: tuple[float, int, float],
 ) -> tuple[float, list[list[float]], bool]:
-    """PLD epsilon, halving the interval until it changes by < rtol or the cap is hit.
+    """Pessimistic PLD epsilon, halving the interval until it changes by < rtol, the cap
+    on halvings is hit, or a finer grid would exceed MAX_PLD_POINTS.
 
-    ``refinement`` is ``(initial interval, max halvings, rtol)``. Returns the last
-    epsilon, the ``[interval, epsilon]`` history and whether it converged.
+    ``refinement`` is ``(initial interval, max halvings, rtol)``. An initial interval
+    whose grid exceeds the cap is widened (doubled) until it fits: a coarser pessimistic
+    PLD is still an upper bound. Returns the last epsilon, the ``[interval, epsilon]``
+    history and whether it converged. _Unsupported as the accountant.
     """
     initial, max_refinements, rtol = refinement
-    history: list[list[float]] = []
     interval = initial
+    width = _pld_width(event)
+    while width / interval > MAX_PLD_POINTS:
+        interval *= 2
+    history: list[list[float]] = []
     for _ in range(max_refinements + 1):
+        # a halving can make a part sparse-hazardous (more points, still <= 1000): jump
+        # to the dense grid instead, or stop at the last interval computed
+        interval = _dense_if_sparse(event, interval)
+        if width / interval > MAX_PLD_POINTS:
+            if history:
+                break
+            raise _GridTooLarge(width / interval)
         eps = _pld_epsilon(event, delta, relation, interval)
         history.append([interval, eps])
         if len(history) >= 2 and _relative_change(history[-2][1], eps) < rtol:
             return eps, history, True
+        if width / (interval / 2) > MAX_PLD_POINTS:
+            break
         interval /= 2
     return history[-1][1], history, False
 
 
-def _pld_row(event, delta, relation, refinement) -> AccountantRow:
+def _pld_rows(event, delta, relation, refinement, query: str,
+              lower_bound: bool = True) -> list[AccountantRow]:
+    """The pessimistic PLD row (an upper bound) and the optimistic one at the same final
+    interval (a lower bound)."""
     initial, max_refinements, rtol = refinement
     try:
         eps, history, converged = _pld_refined(event, delta, relation, refinement)
     except _Unsupported as exc:
-        return AccountantRow("dp_accounting-pld", None, f"unsupported: {exc.reason}")
+        reason = f"unsupported: {exc.reason}"
+        return [AccountantRow("dp_accounting-pld", None, reason),
+                AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
+    except _PldOutOfRange as exc:
+        reason = (f"not computed: the PLD gives epsilon {exc.args[0]:.4g}, above "
+                  f"{PLD_MAX_EPSILON:g} nats, where dp_accounting's PLD arithmetic leaves "
+                  "float64's range (exp of the privacy loss); the other accountants bound it")
+        return [AccountantRow("dp_accounting-pld", None, reason),
+                AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
+    except _GridTooLarge as exc:
+        reason = (f"not computed: a grid dp_accounting can compose this many times (one "
+                  f"step's privacy loss on {_MIN_LEAF_POINTS} points or more) would need "
+                  f"{exc} (more than {MAX_PLD_POINTS:,}); the other accountants bound it")
+        return [AccountantRow("dp_accounting-pld", None, reason),
+                AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
+    except (OverflowError, FloatingPointError, MemoryError) as exc:
+        # dp_accounting's own arithmetic fails for extreme events (e.g. sigma = 1e-6: a
+        # privacy loss near 1 / (2 sigma^2) overflows exp); the other rows still bound it
+        reason = (f"not computed: dp_accounting's PLD failed on this event "
+                  f"({type(exc).__name__}: {exc}); the other accountants bound it")
+        return [AccountantRow("dp_accounting-pld", None, reason),
+                AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
     final_interval = history[-1][0]
     refinements = len(history) - 1
-    if converged:
+    capped = _pld_width(event) / (final_interval / 2) > MAX_PLD_POINTS
+    if final_interval > initial:
+        status = (f"value_discretization_interval widened from {initial:g} to "
+                  f"{final_interval:.3g}: a finer grid would need more than "
+                  f"{MAX_PLD_POINTS:,} points; still a valid (pessimistic) upper bound")
+    elif converged:
         status = (
             f"value_discretization_interval halved from {initial:g}: epsilon changed by "
             f"< {rtol:.0%} at {final_interval:.3g} after {refinements} halving(s)"
@@ -1107,33 +1456,147 @@ def _pld_row(event, delta, relation, refinement) -> AccountantRow:
             if len(history) >= 2
             else ""
         )
+        why = (f"a finer grid would need more than {MAX_PLD_POINTS:,} points" if capped
+               else f"within {max_refinements} halving(s) of {initial:g}")
         status = (
             f"value_discretization_interval {final_interval:.3g}: did NOT converge to "
-            f"{rtol:.0%} within {max_refinements} halving(s) of {initial:g}{last}; the "
-            "value is still a valid (pessimistic) upper bound"
+            f"{rtol:.0%} ({why}){last}; the value is still a valid (pessimistic) upper "
+            "bound"
         )
     note = (
         f"dp_accounting PLDAccountant ({_DPA_RELATION[relation].name}), pessimistic "
         f"connect-the-dots discretisation (an upper bound at every interval); {status}."
     )
+    poisson_ro = (relation == "replace-one"
+                  and _event_contains(event, dp_accounting.PoissonSampledDpEvent))
     if relation == "replace-one":
         note += (
             " dp_accounting's PLD reads the multiplier under REPLACE_ONE relative to the "
             "per-record bound Delta/2, so it was given 2 sigma"
         )
-        if _event_contains(event, dp_accounting.PoissonSampledDpEvent):
+        if poisson_ro:
             note += (
                 "; for Poisson sampling it assumes per-record contributions in a ball of "
                 "radius Delta/2 around 0 (clipping), worst pair f(z) = -f(z')"
             )
         note += "."
+    bound = "upper"
+    if poisson_ro and query == "general":
+        bound = "model"
+        note += (" Not used as a bound: the query is not known to be a clipped sum, and for "
+                 "a general query of sensitivity Delta under replace-one the ball model "
+                 "need not dominate.")
     details = {
         "value_discretization_interval": final_interval,
         "refinements": refinements,
         "converged": converged,
         "history": history,
     }
-    return AccountantRow("dp_accounting-pld", eps, note, details)
+    rows = [AccountantRow("dp_accounting-pld", eps, note, details, bound=bound)]
+    if lower_bound:
+        rows.append(_optimistic_row(event, delta, relation, final_interval))
+    else:
+        rows.append(AccountantRow("dp_accounting-pld-optimistic", None,
+                                  "not computed: no lower bound is wanted here (a hidden "
+                                  "shuffle: the optimistic PLD of the per-epoch composition "
+                                  "bounds only a known order)", bound="lower"))
+    return rows
+
+
+def _optimistic_row(event, delta, relation, interval) -> AccountantRow:
+    name = "dp_accounting-pld-optimistic"
+    try:
+        eps = _optimistic_pld_epsilon(event, delta, relation, interval)
+    except _Unsupported as exc:
+        return AccountantRow(name, None, f"unsupported: {exc.reason}", bound="lower")
+    except (OverflowError, FloatingPointError, MemoryError) as exc:
+        return AccountantRow(name, None, f"not computed: dp_accounting's PLD failed "
+                             f"({type(exc).__name__}: {exc})", bound="lower")
+    except _PldOutOfRange as exc:
+        return AccountantRow(name, None, f"not computed: epsilon {exc.args[0]:.4g} is above "
+                             f"{PLD_MAX_EPSILON:g} nats (dp_accounting's PLD out of range)",
+                             bound="lower")
+    except _GridTooLarge as exc:
+        return AccountantRow(name, None, f"not computed: the grid would need {exc}",
+                             bound="lower")
+    note = (f"dp_accounting PLD with optimistic privacy-bucket discretisation "
+            f"(pessimistic_estimate=False) at interval {interval:.3g}: every privacy loss "
+            "rounded down, a certified lower bound on epsilon (loose by up to the number of "
+            "compositions times the interval; refined only where a claim needs it).")
+    return AccountantRow(name, eps, note, {"value_discretization_interval": interval},
+                         bound="lower")
+
+
+def refine_lower_bound(result: AccountingResult, target: float, *,
+                       max_halvings: int = 12) -> AccountingResult:
+    """``result`` with its optimistic PLD row refined until it exceeds ``target``.
+
+    The optimistic PLD's lower bound is loose by up to (compositions x interval); a
+    claim just below the true epsilon needs a fine interval to be refuted. The interval
+    is halved from the row's until the lower bound exceeds ``target``, reaches the
+    pessimistic PLD's value to within 0.1 %, ``max_halvings`` is used up, or a finer
+    grid would exceed :data:`MAX_PLD_POINTS`. Every value on the way is a certified
+    lower bound; the row's details record the history and why it stopped.
+
+    Parameters
+    ----------
+    result : AccountingResult
+        From :func:`account` or :func:`account_event` (it carries its event).
+    target : float
+        The value the lower bound is wanted above (a claim's largest reading).
+
+    Returns
+    -------
+    AccountingResult
+        The same rows, the optimistic row replaced (unchanged when it needs no work or
+        cannot be refined).
+    """
+    names = [r.name for r in result.rows]
+    if result.dp_event is None or "dp_accounting-pld-optimistic" not in names:
+        return result
+    k = names.index("dp_accounting-pld-optimistic")
+    row = result.rows[k]
+    if row.epsilon is None or row.epsilon > target:
+        return result
+    upper = next((r.epsilon for r in result.rows if r.name == "dp_accounting-pld"), None)
+    interval = float(row.details.get("value_discretization_interval", 1e-3))
+    history = [[interval, row.epsilon]]
+    eps, why = row.epsilon, f"{max_halvings} halving(s) used"
+    for _ in range(max_halvings):
+        if upper is not None and eps >= upper * (1 - 1e-3):
+            why = "within 0.1 % of the pessimistic PLD"
+            break
+        finer = _dense_if_sparse(result.dp_event, interval / 2)
+        try:
+            eps_next = _optimistic_pld_epsilon(result.dp_event, result.delta,
+                                               result.relation, finer)
+        except _GridTooLarge as exc:
+            why = f"a finer grid would need {exc} (more than {MAX_PLD_POINTS:,})"
+            break
+        except (OverflowError, FloatingPointError, MemoryError) as exc:
+            why = f"dp_accounting's PLD failed at a finer grid ({type(exc).__name__})"
+            break
+        except _PldOutOfRange:
+            why = f"epsilon above {PLD_MAX_EPSILON:g} nats (dp_accounting's PLD out of range)"
+            break
+        interval = finer
+        eps = max(eps, eps_next)
+        history.append([interval, eps_next])
+        if eps > target:
+            why = f"above the target {target:.6g}"
+            break
+    note = (f"dp_accounting PLD with optimistic privacy-bucket discretisation "
+            f"(pessimistic_estimate=False), refined to interval {interval:.3g} ({why}): "
+            "every privacy loss rounded down, a certified lower bound on epsilon.")
+    new = AccountantRow(row.name, eps, note, {"value_discretization_interval": interval,
+                                              "history": history, "target": target,
+                                              "stopped": why}, bound="lower")
+    rows = list(result.rows)
+    rows[k] = new
+    return AccountingResult(noise_multiplier=result.noise_multiplier,
+                            sampling=result.sampling, relation=result.relation,
+                            delta=result.delta, event=result.event, note=result.note,
+                            rows=tuple(rows), rtol=result.rtol, dp_event=result.dp_event)
 
 
 def _autodp_mechanism(event: dp_accounting.DpEvent, relation: str):
@@ -1263,13 +1726,45 @@ def _analytic_row(event, delta) -> AccountantRow:
             "unsupported: the event is not a composition of plain Gaussian mechanisms "
             "(it contains sampling or another mechanism), so it has no closed form here.",
         )
-    eps = float(dp_accounting.get_epsilon_gaussian(sigma, delta))
+    if delta == 0:  # no Gaussian mechanism is pure DP: exactly inf
+        eps, (lo, hi) = math.inf, (math.inf, math.inf)
+    else:
+        eps, (lo, hi) = gaussian_epsilon_bracket(sigma, delta)
     note = (
         "exact: a composition of Gaussians is one Gaussian with multiplier "
         f"(sum sigma_i^-2)^(-1/2) = {sigma:.6g}; epsilon by Balle-Wang 2018 "
-        "(dp_accounting.get_epsilon_gaussian); the same under either relation."
+        "(dp_accounting.get_epsilon_gaussian, a root search to 1e-12; certified bracket "
+        "widened to 1e-9); the same under either relation."
     )
-    return AccountantRow(name, eps, note, {"effective_noise_multiplier": sigma})
+    return AccountantRow(name, eps, note, {"effective_noise_multiplier": sigma,
+                                           "bracket": [lo, hi]}, bound="exact")
+
+
+def gaussian_epsilon_bracket(sigma: float, delta: float) -> tuple[float, tuple[float, float]]:
+    """Exact epsilon of the Gaussian mechanism (multiplier sigma) at ``delta``, with a
+    certified bracket.
+
+    dp_accounting's ``get_epsilon_gaussian`` solves Balle & Wang (2018, eq. 6) for epsilon
+    with Brent's method to an absolute tolerance of 1e-12; the bracket widens its answer
+    by 1e-9 absolute plus 1e-9 relative on each side (floored at 0), far more than that
+    tolerance, so that the true value lies inside it.
+
+    Returns
+    -------
+    (epsilon, (lower, upper))
+
+    Raises
+    ------
+    ValueError
+        sigma not finite and > 0; delta outside (0, 1).
+    """
+    sigma = check_positive(sigma, "noise_multiplier")
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must be > 0 for the Gaussian mechanism, got 0")
+    eps = float(dp_accounting.get_epsilon_gaussian(sigma, delta))
+    slack = 1e-9 + 1e-9 * eps
+    return eps, (max(0.0, eps - slack), eps + slack)
 
 
 def _relative_change(a: float, b: float) -> float:

@@ -1,8 +1,10 @@
 """Paired tests over seeds: the exact one-sided sign test that decides the papers'
 comparative statements ("method A beats method B") from paired runs.
 
-Each decision is ``holds`` / ``refuted`` / ``inconclusive`` at a stated level, with
-the false-decision probability under no difference at most that level.
+This module computes the tests' p-values only; the verdict kernel
+(:func:`dpclaims.claims.kernel.decide_by_tests`) turns them into ``holds`` /
+``refuted`` / ``inconclusive`` at a stated level, each wrong decision having
+probability at most that level under no difference.
 """
 
 from __future__ import annotations
@@ -37,23 +39,29 @@ def sign_test(differences) -> dict:
             "p_opposite_direction": float(p_o)}
 
 
-def paired_decision(better, worse, level: float = LEVEL) -> tuple[str, dict]:
-    """Decide "``better`` has lower perplexity than ``worse``" over paired seeds.
+def paired_comparison(better, worse, level: float = LEVEL) -> dict:
+    """The tests of "``better`` has lower perplexity than ``worse``" over paired seeds.
 
-    Exact one-sided sign test on d_i = worse_i - better_i (ties dropped): ``holds`` if
-    P(Binom(n, 1/2) >= #{d_i > 0}) <= level, ``refuted`` if the same for #{d_i < 0},
-    else ``inconclusive``. Under no difference each wrong decision has probability
-    <= level. The one-sided paired t-test p-value is reported, not used.
+    Exact one-sided sign tests on d_i = worse_i - better_i (ties dropped):
+    ``p_stated_direction`` = P(Binom(n, 1/2) >= #{d_i > 0}) (its rejection supports the
+    statement), ``p_opposite_direction`` the same for #{d_i < 0} (its rejection refutes
+    it). The one-sided paired t-test p-value is reported, not used.
 
     Parameters
     ----------
     better, worse : array_like, shape (n,)
         Perplexities per seed of the method the statement says is better, and of the other.
+    level : float
+        The level the caller decides at (recorded with ``min_pairs_for_level``).
 
     Returns
     -------
-    verdict : str
-    stats : dict (JSON-able)
+    dict (JSON-able)
+
+    Raises
+    ------
+    ValueError
+        Empty or non-finite inputs.
     """
     b = np.asarray(better, dtype=float).ravel()
     w = np.broadcast_to(np.asarray(worse, dtype=float), b.shape).ravel()
@@ -61,12 +69,10 @@ def paired_decision(better, worse, level: float = LEVEL) -> tuple[str, dict]:
         raise ValueError("better and worse must be non-empty finite arrays of one length")
     d = w - b
     st = sign_test(d)
-    p_holds, p_opp = st["p_stated_direction"], st["p_opposite_direction"]
     t_p = None
     if d.size >= 2 and np.std(d) > 0:
         t_p = float(stats.ttest_1samp(d, 0.0, alternative="greater").pvalue)
-    verdict = "holds" if p_holds <= level else "refuted" if p_opp <= level else "inconclusive"
-    return verdict, {
+    return {
         "test": "exact one-sided sign test over seeds (ties dropped)", "level": level,
         **st, "min_pairs_for_level": min_pairs(level),
         "paired_t_p_stated_direction": t_p,

@@ -80,6 +80,28 @@ def check_finite_array(array, name: str, ndim: int | None = None) -> np.ndarray:
     return out
 
 
+def steps_for_epochs(epochs: float, dataset_size: int, batch_size: float) -> tuple[int, str]:
+    """Noisy steps of ``epochs`` passes at (expected) batch size B over N records.
+
+    ``ceil(epochs * N / B)``: a fractional last step is still a release, so the count
+    is rounded up (never down, which would under-count the privacy cost). Returns
+    (steps, note); the note says how a non-integer count was rounded ("" otherwise).
+
+    Raises
+    ------
+    ValueError
+        epochs, N or B not finite and > 0.
+    """
+    epochs = check_positive(epochs, "epochs")
+    n = check_count(dataset_size, "dataset_size")
+    b = check_positive(batch_size, "batch_size")
+    exact = epochs * n / b
+    steps = math.ceil(exact - 1e-9)
+    note = "" if steps == exact else (f"{epochs:g} epochs of N = {n} at batch {b:g} is "
+                                      f"{exact:.6g} steps: rounded up to {steps}")
+    return steps, note
+
+
 def _as_float(value, name: str) -> float:
     if isinstance(value, bool):
         raise TypeError(f"{name} must be a number, got {value!r}")

@@ -6,47 +6,36 @@ with :func:`replace_one`, :func:`add_one`, :func:`remove_one`, :func:`canary_pai
 the pair search (:func:`candidate_pairs`, :func:`select_pair`), the attack scores
 (:mod:`dpclaims.audits.scores`), and :func:`audit` with its threshold strategies,
 returning :class:`AuditResult`.
+
+The names are loaded on first use (PEP 562), so that importing one light submodule
+(``dpclaims.audits.scores``) does not import the audit engine and dp_accounting.
 """
 
-from dpclaims.audits.core import (
-    AuditResult,
-    BonferroniThresholds,
-    ExplicitThreshold,
-    SplitThreshold,
-    audit,
-    epsilon_lower_bound,
-)
-from dpclaims.audits.mechanism import (
-    GaussianMechanism,
-    InvalidMechanismError,
-    Mechanism,
-    NeighbouringPair,
-    PrivacyClaim,
-    Sensitivity,
-    add_one,
-    canary_pair,
-    remove_one,
-    replace_one,
-    sensitivity_note,
-    sensitivity_of,
-    validate_mechanism,
-)
-from dpclaims.audits.scores import (
-    SCORE_NAMES,
-    ClassifierScore,
-    FisherScore,
-    LikelihoodRatioScore,
-    ScoreError,
-    UserScore,
-    choose_score,
-)
-from dpclaims.audits.search import PairSelection, candidate_pairs, select_pair
+from importlib import import_module
 
-__all__ = [
-    "AuditResult", "BonferroniThresholds", "ExplicitThreshold", "SplitThreshold", "audit",
-    "epsilon_lower_bound", "GaussianMechanism", "InvalidMechanismError", "Mechanism",
-    "NeighbouringPair", "PrivacyClaim", "Sensitivity", "add_one", "canary_pair", "remove_one",
-    "replace_one", "sensitivity_note", "sensitivity_of", "validate_mechanism", "SCORE_NAMES",
-    "ClassifierScore", "FisherScore", "LikelihoodRatioScore", "ScoreError", "UserScore",
-    "choose_score", "PairSelection", "candidate_pairs", "select_pair",
-]
+_WHERE = {
+    "core": ("AuditResult", "BonferroniThresholds", "ExplicitThreshold", "SplitThreshold",
+             "audit", "epsilon_lower_bound"),
+    "mechanism": ("GaussianMechanism", "InvalidMechanismError", "Mechanism", "NeighbouringPair",
+                  "PrivacyClaim", "Sensitivity", "add_one", "canary_pair", "remove_one",
+                  "replace_one", "sensitivity_note", "sensitivity_of", "validate_mechanism"),
+    "scores": ("SCORE_NAMES", "ClassifierScore", "FisherScore", "LikelihoodRatioScore",
+               "ScoreError", "UserScore", "choose_score"),
+    "search": ("PairSelection", "candidate_pairs", "select_pair"),
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+
+__all__ = [name for names in _WHERE.values() for name in names]
+
+
+def __getattr__(name):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpclaims.audits' has no attribute {name!r}")
+    value = getattr(import_module(f"dpclaims.audits.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

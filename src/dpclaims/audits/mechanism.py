@@ -190,6 +190,80 @@ def validate_mechanism(obj) -> Mechanism:
     return obj
 
 
+def validate_data(obj) -> None:
+    """Check the records a mechanism (or an algorithm) brings, before any work.
+
+    ``data`` must be a dataset (:mod:`dpclaims.analysis.records`) of finite numbers;
+    with a record ``domain``, every record of ``data`` and every one of ``candidates``
+    must lie in it (a record outside the declared domain is bad input, not a finding);
+    without one, ``candidates`` must be finite.
+
+    Raises
+    ------
+    InvalidMechanismError
+        Naming the attribute, the first offending record's index and why (non-finite,
+        wrong shape for the domain, outside the domain).
+    """
+    from dpclaims.analysis.records import get_record
+
+    name = getattr(obj, "name", "?")
+    domain = getattr(obj, "domain", None)
+    data = getattr(obj, "data", None)
+
+    def finite(record) -> bool:
+        parts = record if isinstance(record, tuple) else (record,)
+        try:
+            return all(bool(np.all(np.isfinite(np.asarray(p, dtype=float)))) for p in parts)
+        except (TypeError, ValueError):
+            return False
+
+    def describe_misfit(record) -> str:
+        shape = getattr(domain, "shape", None)
+        got = np.shape(record) if not isinstance(record, tuple) else "a tuple"
+        if shape is not None and got != tuple(shape):
+            return f"has shape {got}, but the domain's records have shape {tuple(shape)}"
+        return f"lies outside the declared domain {domain.to_dict()}"
+
+    if data is not None:
+        try:
+            n = n_records(data)
+        except ValueError as exc:
+            raise InvalidMechanismError(f"mechanism {name!r}: `data`: {exc}") from exc
+        comps = data if isinstance(data, tuple) else (data,)
+        for c in comps:
+            try:
+                arr = np.asarray(c, dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise InvalidMechanismError(f"mechanism {name!r}: `data` must hold numbers: "
+                                            f"{exc}") from exc
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                first = tuple(int(i) for i in np.argwhere(bad)[0])
+                raise InvalidMechanismError(
+                    f"mechanism {name!r}: `data` has {int(bad.sum())} non-finite value(s); "
+                    f"first in record {first[0]} at index {first}: {arr[first]!r}")
+        if domain is not None:
+            for i in range(n):
+                record = get_record(data, i)
+                if not domain.contains(record):
+                    raise InvalidMechanismError(
+                        f"mechanism {name!r}: record {i} of `data` {describe_misfit(record)}")
+    candidates = getattr(obj, "candidates", None)
+    if candidates is not None:
+        try:
+            items = list(candidates)
+        except TypeError as exc:
+            raise InvalidMechanismError(f"mechanism {name!r}: `candidates` must be a "
+                                        f"sequence of records: {exc}") from exc
+        for i, record in enumerate(items):
+            if not finite(record):
+                raise InvalidMechanismError(f"mechanism {name!r}: candidate {i} has "
+                                            f"non-finite values: {record!r:.80}")
+            if domain is not None and not domain.contains(record):
+                raise InvalidMechanismError(f"mechanism {name!r}: candidate {i} "
+                                            f"{describe_misfit(record)}")
+
+
 def sensitivity_of(mechanism) -> Sensitivity | None:
     """The mechanism's claimed sensitivity as a :class:`Sensitivity`, or None.
 
@@ -239,11 +313,30 @@ def draw_release(mechanism: Mechanism, data, rng: np.random.Generator, n: int,
 
 
 def output_shape(mechanism: Mechanism, data, rng: np.random.Generator) -> tuple:
-    """The trailing shape of ``mechanism``'s outputs on ``data`` (a checked draw of two).
+    """The trailing shape of ``mechanism``'s outputs on ``data`` (a checked draw of two),
+    and a check that the release follows its ``rng``.
 
-    Raises InvalidMechanismError as :func:`draw_release`.
+    The draw is made twice, from ``rng`` and from a twin generator in the same state:
+    a release whose outputs differ draws randomness from somewhere else (numpy's global
+    state, a generator of its own, the clock), and the same seed would then give a
+    different audit each run.
+
+    Raises
+    ------
+    InvalidMechanismError
+        As :func:`draw_release`; and when the two draws differ.
     """
-    return _checked(mechanism, mechanism.release(data, rng, 2), 2, None).shape[1:]
+    twin = np.random.Generator(type(rng.bit_generator)())
+    twin.bit_generator.state = rng.bit_generator.state
+    first = _checked(mechanism, mechanism.release(data, rng, 2), 2, None)
+    second = _checked(mechanism, mechanism.release(data, twin, 2), 2, first.shape[1:])
+    if not np.array_equal(first, second):
+        raise InvalidMechanismError(
+            f"mechanism {mechanism.name!r}: release does not follow its rng: two calls with "
+            "generators in the same state gave different outputs. Draw every random number "
+            "from the `rng` argument (not numpy's global state, a generator of its own or "
+            "the clock), so that the same seed gives the same audit.")
+    return first.shape[1:]
 
 
 def _checked(mechanism, out, n: int, shape) -> np.ndarray:

@@ -751,6 +751,12 @@ class VIPSRun:
         return PrivacyClaim(float(eps), self.delta, "replace-one", event)
 
     @property
+    def performed_is_shuffle(self) -> bool:
+        """True for "shuffle": :meth:`performed_event` is then the per-epoch composition,
+        exact for a known pass order and an upper bound for a hidden one."""
+        return self.batching == "shuffle"
+
+    @property
     def performed_event(self):
         """The DpEvent of the sampling really performed, when it differs from the claim's:
         for "shuffle", one unamplified Gaussian(sigma / sqrt 2) per epoch (exact when the

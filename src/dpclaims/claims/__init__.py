@@ -4,11 +4,25 @@
 :class:`Verdict` (the outcome of its check under one reading), :class:`InputError`
 (bad user input, CLI exit 2),
 :class:`CheckTimer`, and :func:`headline` / :func:`claims_summary` (one bottom line
-per claim, :data:`HEADLINE_RULE`).
+per claim, :data:`HEADLINE_RULE`), :func:`exit_code` and the ``EXIT_*`` codes; the verdict
+kernel is :mod:`dpclaims.claims.kernel`.
 """
 
 from dpclaims.claims.core import CLAIM_KINDS, VERDICTS, CheckTimer, Claim, InputError, Verdict
-from dpclaims.claims.headline import HEADLINE_RULE, claims_summary, headline
+from dpclaims.claims.headline import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_CHECKED,
+    EXIT_OK,
+    EXIT_REFUTED,
+    HEADLINE_RULE,
+    claims_summary,
+    exit_code,
+    headline,
+)
 
 __all__ = ["CLAIM_KINDS", "VERDICTS", "CheckTimer", "Claim", "InputError", "Verdict",
-           "HEADLINE_RULE", "claims_summary", "headline"]
+           "HEADLINE_RULE", "claims_summary", "headline", "exit_code", "EXIT_OK",
+           "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_NOT_CHECKED", "EXIT_INTERNAL",
+           "EXIT_INTERRUPTED"]

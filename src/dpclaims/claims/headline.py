@@ -96,3 +96,24 @@ def claims_summary(verdicts: list[Verdict]) -> list[dict]:
                     "headline": sentence, "deciding_reading": reading,
                     "readings": [v.to_dict() for v in vs]})
     return out
+
+
+#: Exit codes of every command that checks claims (``audit``, ``check``, ``check-variant``):
+#: nothing refuted; a claim refuted; bad input (the user's options, files, claims or code);
+#: a claim not checkable (and none refuted); an internal error of dpclaims (EX_SOFTWARE of
+#: sysexits.h); interrupted (128 + SIGINT).
+EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
+EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
+
+
+def exit_code(verdicts: list[Verdict]) -> int:
+    """The exit code of a finished check: 1 if a claim's headline is refuted; else 3 if
+    one is not-checkable (or nothing was checked at all); else 0. Headlines follow
+    :func:`headline`: a refutation under a reading that is not the paper's (a stronger
+    threat model, the suite's own correction) does not count."""
+    kinds = {c["verdict"] for c in claims_summary(verdicts)}
+    if "refuted" in kinds:
+        return EXIT_REFUTED
+    if "not-checkable" in kinds or not verdicts:
+        return EXIT_NOT_CHECKED
+    return EXIT_OK

@@ -172,6 +172,16 @@ class Claimed:
                 "stands_for": [_json(self.low), _json(self.high)]}
 
 
+def _percent(confidence: float) -> str:
+    """A confidence as a percentage with enough digits to differ from 100 % (1 - 2e-5
+    prints as 99.998 %, never as 100 %)."""
+    miss = 100 * (1 - confidence)
+    digits = max(0, -math.floor(math.log10(miss)) + 1) if miss < 1 else 0
+    text = f"{100 * confidence:.{digits}f}".rstrip("0").rstrip(".") if digits else \
+        f"{100 * confidence:.4g}"
+    return text + "%"
+
+
 @dataclass(frozen=True)
 class Bound:
     """One end of a bracket on the true quantity.
@@ -206,7 +216,7 @@ class Bound:
             raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
 
     def describe(self) -> str:
-        conf = "" if self.confidence is None else f", {100 * self.confidence:.4g}% confidence"
+        conf = "" if self.confidence is None else f", {_percent(self.confidence)} confidence"
         return f"{self.source}{conf}"
 
     def to_dict(self) -> dict:

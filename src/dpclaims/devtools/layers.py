@@ -7,11 +7,13 @@ given a layer by its package:
 0       ``dpclaims.analysis``
 1       ``dpclaims.algorithms``
 2       ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
-3       ``dpclaims.experiments`` (runners: numbers and figures, no verdicts),
-        ``dpclaims.testing``, ``dpclaims.pytest_plugin`` (the pytest plugin)
+3       ``dpclaims.experiments`` (runners: numbers and figures, no verdicts)
 4       ``dpclaims.claims`` (``core``, ``headline``: the vocabulary and the rule)
 4.1     ``dpclaims.claims.catalogues`` (each paper's claims as data)
-4.2     ``dpclaims.claims.checks`` (claims and a budget -> verdicts)
+4.2     ``dpclaims.claims.checks`` (claims and a budget -> verdicts),
+        ``dpclaims.testing`` (the checks of check-variant for a user's tests: their
+        verdicts come from the kernel)
+4.3     ``dpclaims.pytest_plugin`` (the pytest plugin)
 5       ``dpclaims.reports`` (rendering only)
 6       ``dpclaims.cli``
 ======  ==============================================================
@@ -32,7 +34,7 @@ import sys
 from pathlib import Path
 
 LAYERS = {"analysis": 0, "algorithms": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
-          "experiments": 3, "testing": 3, "pytest_plugin": 3, "claims": 4,
+          "experiments": 3, "testing": 4.2, "pytest_plugin": 4.3, "claims": 4,
           "claims.catalogues": 4.1, "claims.checks": 4.2, "reports": 5, "cli": 6}
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -141,6 +141,9 @@ MATCHINGS = ("std", "robust")
 def _tail_vs_bound(sigma_q, s, summ, n, seed_key, alpha):
     """Bound at the induced (σ1, σ2) vs the true tail under natural-parameter noise.
 
+    ``ci``, ``ci_conditional``: two-sided Clopper-Pearson intervals of the tails, each at
+    level 1 - ``alpha`` (returned as ``ci_alpha``: the confidence of the checks' bounds).
+
     Two readings of "the σ1, σ2 this noise induces" (``MATCHINGS``): ``"std"``, the pooled
     standard deviations (second moments matched); ``"robust"``, 1.4826 · MAD (the bulk
     matched, heavy tails ignored)."""
@@ -157,7 +160,7 @@ def _tail_vs_bound(sigma_q, s, summ, n, seed_key, alpha):
     ci_u, ci_c = clopper_pearson(cnt_u, n, alpha), clopper_pearson(cnt_c, int(event.sum()), alpha)
     out = {"tau": tau, "A": A, "tail": cnt_u / n, "ci": ci_u,
            "tail_conditional": cnt_c / max(int(event.sum()), 1), "ci_conditional": ci_c,
-           "n_event": int(event.sum())}
+           "n_event": int(event.sum()), "ci_alpha": alpha}
     d = sigma_q.shape[0]
     for match in MATCHINGS:
         key = "" if match == "std" else "robust_"

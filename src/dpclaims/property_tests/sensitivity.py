@@ -62,6 +62,14 @@ class SensitivityCheck:
     counterexample_ratio : float or None
         Its ratio.
     seed : int
+    worst_example : Any
+        The example with the largest ratio seen.
+    counterexample_certified_ratio : float or None
+        The counterexample's ratio less its rounding allowance: a certified lower bound
+        on (true sensitivity) / claimed, above 1 for every violation; None without one.
+    max_certified_ratio : float
+        The largest ratio less its example's rounding allowance over all examples (0 if
+        none is positive): a certified lower bound on (true sensitivity) / claimed.
     """
 
     claimed: float
@@ -72,6 +80,8 @@ class SensitivityCheck:
     counterexample_ratio: float | None
     seed: int
     worst_example: Any = None
+    counterexample_certified_ratio: float | None = None
+    max_certified_ratio: float = 0.0
 
     def to_dict(self) -> dict:
         return {
@@ -81,6 +91,8 @@ class SensitivityCheck:
             "violated": self.violated,
             "counterexample": _jsonable(self.counterexample),
             "counterexample_ratio": self.counterexample_ratio,
+            "counterexample_certified_ratio": self.counterexample_certified_ratio,
+            "max_certified_ratio": self.max_certified_ratio,
             "worst_example": _jsonable(self.worst_example),
             "seed": self.seed,
             "rounding_rtol": ROUNDING_RTOL,
@@ -158,7 +170,7 @@ def check_sensitivity(
     """
     claimed = check_positive(claimed, "claimed")
     max_examples = check_count(max_examples, "max_examples")
-    seen = {"n": 0, "max": 0.0, "worst": None}
+    seen = {"n": 0, "max": 0.0, "worst": None, "certified": 0.0}
 
     def ratio(example) -> float:
         value = float(distance(example))
@@ -179,7 +191,9 @@ def check_sensitivity(
     def violates(example) -> bool:
         r = ratio(example)
         target(r, label="ratio to claimed sensitivity")
-        return r > allowed_ratio(example)
+        allowed = allowed_ratio(example)
+        seen["certified"] = max(seen["certified"], r - (allowed - 1.0))
+        return r > allowed
 
     conf = settings(
         max_examples=max_examples,
@@ -191,9 +205,10 @@ def check_sensitivity(
         with _no_local_constants():
             example = find(strategy, violates, settings=conf, random=Random(seed))
         cex_ratio = float(distance(example)) / claimed
+        certified = cex_ratio - (allowed_ratio(example) - 1.0)
         violated = True
     except NoSuchExample:
-        example, cex_ratio, violated = None, None, False
+        example, cex_ratio, certified, violated = None, None, None, False
     return SensitivityCheck(
         claimed=claimed,
         max_ratio=seen["max"],
@@ -203,6 +218,8 @@ def check_sensitivity(
         counterexample_ratio=cex_ratio,
         seed=seed,
         worst_example=seen["worst"],
+        counterexample_certified_ratio=certified,
+        max_certified_ratio=max(seen["certified"], certified or 0.0),
     )
 
 

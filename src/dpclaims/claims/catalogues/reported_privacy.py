@@ -54,6 +54,18 @@ class ReportedPrivacy:
     paper_relation: str             # "replace-one" or "add-remove" as the paper defines neighbours (quote in sigma_note or missing if unclear)
     real_sampling: str              # what the algorithm really does (same vocabulary): e.g. a minibatch of S drawn without replacement each step -> "without-replacement"; passes over shuffled data -> "shuffle"
     missing: str = ""               # parameters the paper leaves out or that are ambiguous, and which plausible values were chosen and why
+    reported_epsilon_text: str | None = None  # the epsilon exactly as printed ("2.38", "1.0"); None: an integral value is exact ("1"), any other its shortest repr
+
+    @property
+    def printed_epsilon(self) -> str:
+        """The reported epsilon as printed, which fixes the precision it is read at
+        (:class:`dpclaims.claims.kernel.Claimed`): ``reported_epsilon_text`` when given,
+        else "1" for 1.0 (an integral epsilon is a target, exact) and the shortest repr
+        otherwise ("2.38")."""
+        if self.reported_epsilon_text is not None:
+            return self.reported_epsilon_text
+        v = float(self.reported_epsilon)
+        return str(int(v)) if v.is_integer() else repr(v)
 
 
 _SQRT2 = math.sqrt(2.0)

@@ -41,6 +41,7 @@ from dpclaims.audits.mechanism import NeighbouringPair, add_one, replace_record
 from dpclaims.claims import Verdict
 from dpclaims.claims.catalogues.dpvim import AUDIT_CLAIM as CLAIM
 from dpclaims.claims.catalogues.dpvim import AUDIT_READINGS as READINGS
+from dpclaims.claims.checks.bounds import audit_verdict
 
 PAPER = "DPVIm (dpvim.txt)"
 
@@ -117,8 +118,10 @@ def check_empirical_audit(n_trials: int, seed: int) -> list[Verdict]:
     Returns
     -------
     list of Verdict
-        ``refuted`` only when the certificate exceeds the claimed epsilon; otherwise
-        ``inconclusive`` (an audit cannot prove privacy).
+        ``refuted`` only when the certificate (a lower bound on epsilon at 95 %
+        confidence) exceeds the claimed epsilon; otherwise ``inconclusive`` (an audit
+        cannot prove privacy), with the reason when the audit is too small to certify
+        anything above the claim.
     """
     out = []
     workers = _workers()
@@ -184,15 +187,10 @@ def check_empirical_audit(n_trials: int, seed: int) -> list[Verdict]:
 
 
 def _verdict(key, res, ev, n_trials, seed, note) -> Verdict:
-    claimed = res.claim.epsilon
-    gdp = ("n/a" if res.epsilon_gdp_estimate is None else f"{res.epsilon_gdp_estimate:.3g}")
-    head = (f"certified epsilon >= {res.epsilon_lower_bound:.4g} against the claimed "
-            f"{claimed:.4g} (delta = {res.claim.delta:g} = 1/N, {res.claim.relation}; "
-            f"{n_trials} trials per dataset, {1 - res.alpha:.0%} confidence; GDP estimate "
-            f"{gdp})")
-    if res.refutes_claim:
-        return Verdict(CLAIM, READINGS[key], "refuted", f"Refuted: {head}.{note}",
-                       evidence=ev, seed=seed, certificate=True)
-    return Verdict(CLAIM, READINGS[key], "inconclusive",
-                   f"Not refuted: {head}. An audit can refute privacy but not prove it.{note}",
-                   evidence=ev, seed=seed, certificate=True)
+    """The verdict of one reading from its audit (:func:`~dpclaims.claims.checks.bounds.
+    audit_verdict`: the Clopper-Pearson certificate is a lower bound on epsilon; no upper
+    bound, so never ``holds``)."""
+    source = (f"Clopper-Pearson audit, {n_trials} trials per dataset (delta = "
+              f"{res.claim.delta:g} = 1/N, {res.claim.relation})")
+    return audit_verdict(CLAIM, READINGS[key], res, source=source, context=note.strip(),
+                         evidence=ev, seed=seed)

@@ -56,96 +56,85 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from dpclaims.analysis.accounting import PURE_DP_ACCOUNTANT, account_event
+from dpclaims.analysis.accounting import account_event
 from dpclaims.analysis.records import dataset_as_lists
-from dpclaims.analysis.validation import check_count, check_probability
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
     sensitivity_note,
     sensitivity_of,
+    validate_data,
     validate_mechanism,
 )
-from dpclaims.audits.scores import ScoreError, as_score
+from dpclaims.audits.scores import ScoreError
 from dpclaims.audits.search import (
     candidate_pairs,
     derived_seed,
 )
 from dpclaims.audits.whole_run import validate_algorithm
-from dpclaims.claims import Claim, InputError, Verdict, claims_summary
+from dpclaims.claims import Claim, InputError, Verdict
+from dpclaims.claims.budgets import VariantBudget  # noqa: F401  (re-exported)
+from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds, search_verdict
 from dpclaims.claims.checks.whole_run import check_algorithm
+from dpclaims.claims.headline import (  # noqa: F401  (re-exported: check-variant's codes)
+    EXIT_BAD_INPUT,
+    EXIT_NOT_CHECKED,
+    EXIT_OK,
+    EXIT_REFUTED,
+    exit_code,
+)
+from dpclaims.claims.kernel import Claimed, decide, not_checkable
 from dpclaims.property_tests.strategies import neighbouring_datasets
 from dpclaims.testing import property_test, record_strategy, select_and_audit
 
-EXACT_ACCOUNTANTS = ("analytic-gaussian",)
-UPPER_BOUND_ACCOUNTANTS = ("dp_accounting-pld", "dp_accounting-rdp", "autodp-rdp")
-
-EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
-
-
-def exit_code(verdicts) -> int:
-    """1 if a claim's headline is refuted; else 3 if one is not-checkable; else 0 (module
-    docstring). Headlines follow :func:`dpclaims.claims.headline`: a refutation under a
-    reading that is not the paper's (e.g. a stronger threat model) does not count."""
-    kinds = {c["verdict"] for c in claims_summary(verdicts)}
-    if "refuted" in kinds:
-        return EXIT_REFUTED
-    if "not-checkable" in kinds or not verdicts:
-        return EXIT_NOT_CHECKED
-    return EXIT_OK
+#: Files of the user's code loaded by :func:`load_variant` (variants, queries, claims
+#: files' modules): an exception raised from them is the user's (bad input, exit 2).
+USER_SOURCES: set[str] = set()
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[2])
 
 
-@dataclass(frozen=True)
-class VariantBudget:
-    """Effort of :func:`check_variant`.
+def _register_source(module) -> None:
+    file = getattr(module, "__file__", None)
+    if file and not str(Path(file).resolve()).startswith(_PACKAGE_DIR):
+        USER_SOURCES.add(str(Path(file).resolve()))
 
-    Attributes
-    ----------
-    n_trials : int
-        Outputs per dataset of the final audit.
-    max_examples : int
-        Hypothesis examples of the property test.
-    alpha : float
-        The audit's significance (one budget: the selection phase spends none).
-    workers : int
-        Processes for the audit's trial blocks.
-    selection_trials : int or None
-        Pilot outputs per dataset and candidate pair; None: max(2000, n_trials // 10).
-    n_random_pairs : int
-        Pairs drawn at random from a record domain for the search.
-    score : str or None
-        The attack score's name (None: auto), unless the variant names its own.
+
+def user_frame(exc: BaseException) -> tuple[str, int, str] | None:
+    """(file, line, function) of the innermost frame of ``exc``'s traceback in the user's
+    code (:data:`USER_SOURCES`), following ``__cause__`` / ``__context__`` and the text
+    of a traceback sent back by a worker process; None when the user's code is not in it.
     """
+    import re
+    import traceback
 
-    n_trials: int = 200_000
-    max_examples: int = 300
-    alpha: float = 0.05
-    workers: int = 1
-    selection_trials: int | None = None
-    n_random_pairs: int = 8
-    score: str | None = None
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        found = None
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if str(Path(frame.filename).resolve()) in USER_SOURCES:
+                found = (frame.filename, frame.lineno, frame.name)
+        if found:
+            return found
+        text = str(exc) if type(exc).__name__ == "_RemoteTraceback" else ""
+        for m in re.finditer(r'File "([^"]+)", line (\d+), in (\S+)', text):
+            if str(Path(m.group(1)).resolve()) in USER_SOURCES:
+                found = (m.group(1), int(m.group(2)), m.group(3))
+        if found:
+            return found
+        exc = exc.__cause__ or exc.__context__
+    return None
 
-    def __post_init__(self):
-        check_count(self.n_trials, "n_trials", minimum=2)
-        check_count(self.max_examples, "max_examples")
-        check_probability(self.alpha, "alpha")
-        check_count(self.workers, "workers")
-        if self.selection_trials is not None:
-            check_count(self.selection_trials, "selection_trials", minimum=2)
-        check_count(self.n_random_pairs, "n_random_pairs", minimum=0)
-        if self.score is not None:
-            as_score(self.score)  # ScoreError (a ValueError) on an unknown name
 
-    @property
-    def pilot_trials(self) -> int:
-        return self.selection_trials or max(2_000, self.n_trials // 10)
-
-    def to_dict(self) -> dict:
-        return {"n_trials": self.n_trials, "max_examples": self.max_examples,
-                "alpha": self.alpha, "selection_trials": self.pilot_trials,
-                "n_random_pairs": self.n_random_pairs, "score": self.score or "auto"}
+def describe_user_error(exc: BaseException) -> str | None:
+    """One line naming the user's file, line and the exception, or None when the
+    exception did not come from the user's code (:func:`user_frame`)."""
+    where = user_frame(exc)
+    if where is None:
+        return None
+    file, line, func = where
+    return f"{file}:{line} (in {func}): {type(exc).__name__}: {exc}"
 
 
 def load_variant(spec: str, as_mechanism: bool = True):
@@ -176,15 +165,20 @@ def load_variant(spec: str, as_mechanism: bool = True):
         loader = importlib.util.spec_from_file_location(mod_name, path)
         module = importlib.util.module_from_spec(loader)
         sys.modules[mod_name] = module
+        USER_SOURCES.add(str(path.resolve()))
         try:
             loader.loader.exec_module(module)
         except Exception as exc:  # the user's file: any error is bad input
-            raise InputError(f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
+            where = user_frame(exc)
+            at = f" at line {where[1]}" if where else ""
+            raise InputError(f"importing {file} failed{at}: {type(exc).__name__}: "
+                             f"{exc}") from exc
     else:
         if not all(part.isidentifier() for part in file.split(".")):
             raise InputError(f"expected FILE.py:OBJECT or package.module:OBJECT, got {spec!r}")
         try:
             module = importlib.import_module(file)
+            _register_source(module)
         except ModuleNotFoundError as exc:
             raise InputError(f"variant module not found: {file} ({exc})") from exc
         except Exception as exc:
@@ -200,8 +194,9 @@ def load_variant(spec: str, as_mechanism: bool = True):
         try:
             obj = obj()
         except Exception as exc:
+            where = describe_user_error(exc)
             raise InputError(f"calling the factory {obj_name}() failed: "
-                             f"{type(exc).__name__}: {exc}") from exc
+                             + (where or f"{type(exc).__name__}: {exc}")) from exc
     try:
         if callable(getattr(obj, "run", None)):   # an algorithm (dpclaims.audits.whole_run)
             return validate_algorithm(obj)
@@ -243,10 +238,10 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict |
     elif records is None:
         missing.append("records to draw (`candidates`, `records` or a `domain`)")
     if missing:
-        return Verdict(claim, "as-given", "not-checkable",
-                       f"Not checked: the variant states a sensitivity but has no "
-                       f"{' and no '.join(missing)}, so no neighbouring datasets can be "
-                       "evaluated.", evidence={"note": note} if note else {}, seed=seed)
+        return not_checkable(claim, "as-given",
+                             f"{' and '.join(missing)}: the variant states a sensitivity, "
+                             "but no neighbouring datasets can be evaluated",
+                             evidence={"note": note} if note else {}, seed=seed)
     strategy = neighbouring_datasets(records, relation, base=data)
     res = property_test(query, sens, strategy, budget.max_examples, seed)
     ev = {"claimed": sens.value, "norm": str(sens.norm), "max_ratio": res.max_ratio,
@@ -259,67 +254,46 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict |
         d0, d1 = res.counterexample
         ev["counterexample"] = {"d0": dataset_as_lists(d0), "d1": dataset_as_lists(d1),
                                 "ratio": res.counterexample_ratio}
-        return Verdict(claim, "as-given", "refuted",
-                       f"Refuted: a {relation} pair moves the query by "
-                       f"{res.counterexample_ratio:.4g} x the claimed sensitivity "
-                       f"{sens.value:.4g} (shrunk counterexample in the evidence); the "
-                       f"largest ratio seen in {res.n_examples} pairs was {res.max_ratio:.4g}.",
-                       evidence=ev, seed=seed, certificate=True)
-    return Verdict(claim, "as-given", "holds",
-                   f"No counterexample in {res.n_examples} {relation} pairs; the "
-                   f"largest distance was {res.max_ratio:.4g} x the claimed {sens.value:.4g}.",
-                   evidence=ev, seed=seed)
-
+    return search_verdict(claim, "as-given", res, quantity=f"L{sens.norm} sensitivity",
+                          pairs=f"{relation} pairs ({ev['datasets']})",
+                          context=("Shrunk counterexample in the evidence."
+                                   if res.violated else ""), evidence=ev, seed=seed)
 
 
 def check_accounting_claim(mech, seed: int) -> Verdict | None:
     """The claim's ``dp_event`` recomputed by every accountant (module docstring); None
-    when the claim has no dp_event (no accounting claim is made)."""
+    when the claim has no dp_event (no accounting claim is made).
+
+    The bracket of the verdict kernel: the smallest certified upper bound of any
+    accountant and the largest certified lower bound (the exact Gaussian's bracket, the
+    pure-DP composition at delta = 0, the optimistic PLD refined toward the claim). The
+    query is a user's, not known to be a clipped sum: under replace-one with Poisson
+    sampling the PLD's ball model is not used as a bound
+    (:func:`~dpclaims.analysis.accounting.account_event`, ``query="general"``).
+    """
     c = mech.claim
     if c.dp_event is None:
         return None
     claim = _claim(mech, "accounting", f"the dp_event is ({c.epsilon:.6g}, {c.delta:g})-DP "
                    f"under {c.relation}", "accounting recomputation")
-    res = account_event(c.dp_event, c.delta, c.relation)
-    ev = {"claimed_epsilon": c.epsilon, "accounting": res.to_dict()}
+    res = account_event(c.dp_event, c.delta, c.relation, query="general")
+    claimed = Claimed("epsilon", c.epsilon)
+    lower, upper, res = epsilon_bounds(res, claimed, f"the claim's dp_event, {c.relation}, "
+                                       f"delta {c.delta:g}")
     rows = {r.name: r.epsilon for r in res.rows if r.epsilon is not None}
-    exact_names = EXACT_ACCOUNTANTS + ((PURE_DP_ACCOUNTANT,) if c.delta == 0 else ())
-    exact = {k: v for k, v in rows.items() if k in exact_names}
-    upper_names = UPPER_BOUND_ACCOUNTANTS + ((PURE_DP_ACCOUNTANT,) if c.delta > 0 else ())
-    if c.relation == "replace-one" and "PoissonSampled" in repr(c.dp_event):
-        # dp_accounting's PLD models replace-one Poisson sampling with contributions in a
-        # centred ball (radius Delta/2): not an upper bound for a general query.
-        upper_names = tuple(n for n in upper_names if n != "dp_accounting-pld")
-        ev["note"] = ("PLD not used as an upper bound: under replace-one with Poisson "
-                      "sampling it assumes contributions centred in a ball of radius Delta/2")
-    upper = {k: v for k, v in rows.items() if k in upper_names}
-    tol = 1e-6
     table = ", ".join(f"{k} {v:.4g}" for k, v in rows.items())
     needs = [r.name for r in res.rows if r.epsilon is None and "needs delta > 0" in r.note]
     if needs:
-        ev["needs_delta_above_0"] = needs
         table += f"; {', '.join(needs)} need delta > 0"
-    if exact:
-        k = max(exact, key=exact.get)
-        if exact[k] > c.epsilon * (1 + tol):
-            return Verdict(claim, "as-given", "refuted",
-                           f"Refuted: the event's exact epsilon ({k}) is {exact[k]:.4g} > "
-                           f"claimed {c.epsilon:.4g} at delta = {c.delta:g} ({table}).",
-                           evidence=ev, seed=seed, certificate=True)
-        return Verdict(claim, "as-given", "holds",
-                       f"Holds: the event's exact epsilon ({k}) is {exact[k]:.4g} <= claimed "
-                       f"{c.epsilon:.4g} (relative tolerance {tol:g}; {table}).",
-                       evidence=ev, seed=seed)
-    if any(v <= c.epsilon * (1 + tol) for v in upper.values()):
-        k = min(upper, key=upper.get)
-        return Verdict(claim, "as-given", "holds",
-                       f"Holds: {k} bounds epsilon by {upper[k]:.4g} <= claimed "
-                       f"{c.epsilon:.4g} (relative tolerance {tol:g}; {table}).",
-                       evidence=ev, seed=seed)
-    return Verdict(claim, "as-given", "inconclusive",
-                   f"Inconclusive: every supported accountant gives an upper bound above "
-                   f"the claimed {c.epsilon:.4g} ({table or 'none supported'}), and none is "
-                   "exact.", evidence=ev, seed=seed)
+    ev = {"claimed_epsilon": c.epsilon, "accounting": res.to_dict()}
+    model = [r.name for r in res.rows if r.bound == "model" and r.epsilon is not None]
+    if model:
+        ev["note"] = (f"{', '.join(model)} not used as a bound: under replace-one with "
+                      "Poisson sampling it assumes contributions centred in a ball of radius "
+                      "Delta/2")
+    return decide(claim, "as-given", claimed, lower=lower, upper=upper,
+                  context=f"Every accountant: {table or 'none supported'}.", evidence=ev,
+                  seed=seed)
 
 
 def check_audit_claim(mech, budget: VariantBudget, seed: int) -> tuple[Verdict, object]:
@@ -329,10 +303,10 @@ def check_audit_claim(mech, budget: VariantBudget, seed: int) -> tuple[Verdict, 
                    f"under {c.relation}", "empirical audit (Clopper-Pearson certificate)")
     pairs = candidate_pairs(mech, seed=derived_seed(seed, 6), n_random=budget.n_random_pairs)
     if not pairs:
-        return Verdict(claim, "as-given", "not-checkable",
-                       "Not checked: the variant has no `data` (or fewer than two distinct "
-                       "candidate records), no record `domain` and no `neighbouring_pairs()`: "
-                       "no pair to audit on.", seed=seed), None
+        return not_checkable(claim, "as-given",
+                             "a pair to audit on: the variant has no `data` (or fewer than two "
+                             "distinct candidate records), no record `domain` and no "
+                             "`neighbouring_pairs()`", seed=seed), None
     score = getattr(mech, "score", None) or budget.score
     selection, r = select_and_audit(mech, pairs, n_trials=budget.n_trials,
                                     selection_trials=budget.pilot_trials, alpha=budget.alpha,
@@ -340,23 +314,12 @@ def check_audit_claim(mech, budget: VariantBudget, seed: int) -> tuple[Verdict, 
     ev = {"alpha": budget.alpha, "pair_selection": selection.to_dict(), "audit": r.to_dict(),
           "threat_model": "black box: the adversary sees one output of the mechanism and "
                           "knows the neighbouring pair"}
-    where = f"pair '{r.pair['description']}'"
-    est = ("estimates: " if r.epsilon_gdp_estimate is None
-           else f"estimates: GDP {r.epsilon_gdp_estimate:.3g}, ")
-    est += f"credible bound {r.epsilon_credible_lower:.3g}, AUROC {r.auroc:.3f}"
     how = (f"{budget.n_trials} trials per dataset, score {r.score_name}"
-           f"{'' if r.tie_probability is None else ' (randomised threshold)'}, "
-           f"{1 - budget.alpha:.0%} confidence; {selection.n_candidates} candidate pair(s)")
-    if r.refutes_claim:
-        return Verdict(claim, "as-given", "refuted",
-                       f"Refuted: certified epsilon >= {r.epsilon_lower_bound:.4g} > claimed "
-                       f"{c.epsilon:.4g} on {where} ({how}; {est}).",
-                       evidence=ev, seed=seed, certificate=True), r
-    return Verdict(claim, "as-given", "inconclusive",
-                   f"Not refuted: the certificate is epsilon >= {r.epsilon_lower_bound:.4g} "
-                   f"against the claimed {c.epsilon:.4g} ({where}; {how}; {est}). An audit "
-                   "can refute privacy but not prove it.", evidence=ev, seed=seed,
-                   certificate=True), r
+           f"{'' if r.tie_probability is None else ' (randomised threshold)'}; "
+           f"{selection.n_candidates} candidate pair(s)")
+    return audit_verdict(claim, "as-given", r,
+                         source=f"Clopper-Pearson audit on pair '{r.pair['description']}' "
+                                f"({how})", evidence=ev, seed=seed), r
 
 
 def check_variant(mech, budget: VariantBudget, seed: int = 0, tick=lambda name: None):
@@ -367,6 +330,10 @@ def check_variant(mech, budget: VariantBudget, seed: int = 0, tick=lambda name: 
     An algorithm (``run`` instead of ``release``) is checked by
     :func:`dpclaims.claims.checks.whole_run.check_algorithm`.
     """
+    try:
+        validate_data(mech)
+    except InvalidMechanismError as exc:
+        raise InputError(str(exc)) from exc
     if callable(getattr(mech, "run", None)):    # an algorithm (both run and release: InputError)
         verdicts, sections, meta = check_algorithm(
             mech, budget, seed, tick, accounting_check=check_accounting_claim)

@@ -36,12 +36,13 @@ are two Gaussian releases per step, together one Gaussian at sigma / sqrt(2)). T
 non-private full-batch VB fixed point (:func:`~dpclaims.algorithms.vips_blr.vb_blr_full_batch`)
 is reported as a reference line.
 
-BLR test. Page's L trend test (exact for small sizes, ``scipy.stats.page_trend_test``)
-with seeds as blocks and the four sigmas as ordered treatments: ``holds`` when the
-one-sided p-value for "test AUC decreases as sigma grows" (i.e. increases with epsilon,
-towards the sigma = 0 value) is <= 0.05, ``refuted`` when the same test in the opposite
-order is, else ``inconclusive``. Each wrong decision has probability <= 0.05 under "sigma
-has no effect". The gaps to sigma = 0 are reported, not tested.
+BLR test. Page's L trend test (its exact null distribution, ``scipy.stats.page_trend_test``
+with ``method="exact"``) with seeds as blocks and the four sigmas as ordered treatments
+(:func:`trend_test`); the verdict kernel (:func:`~dpclaims.claims.kernel.decide_by_tests`)
+decides: ``holds`` when the one-sided p-value for "test AUC decreases as sigma grows" (i.e.
+increases with epsilon, towards the sigma = 0 value) is <= 0.05, ``refuted`` when the same
+test in the opposite order is, else ``inconclusive``. Each wrong decision has probability
+<= 0.05 under "sigma has no effect". The gaps to sigma = 0 are reported, not tested.
 
 SBN data and privacy
 --------------------
@@ -71,11 +72,13 @@ initialisation and the minibatches of every method (``run_vips_sbn`` draws them 
 separate streams).
 
 SBN test. Per minibatch size, the exact one-sided sign test over paired seeds (ties
-dropped) on d_i = accuracy(MA) - accuracy(SC). ``holds`` when MA is significantly better
-(p <= 0.05) at EVERY size (an intersection-union test: a wrong ``holds`` has probability
-<= 0.05); ``refuted`` when SC is significantly better at some size with a Bonferroni
-level 0.05 / (number of sizes); else ``inconclusive``. The sign test needs >= 5 untied
-pairs to reach 0.05.
+dropped) on d_i = accuracy(MA) - accuracy(SC) (:func:`paired_sizes_tests`), combined into
+two p-values for :func:`~dpclaims.claims.kernel.decide_by_tests`: for the statement, the
+largest per-size p-value (an intersection-union test: ``holds`` only when MA is
+significantly better at EVERY size, a wrong ``holds`` having probability <= 0.05); against
+it, the smallest opposite p-value times the number of sizes (Bonferroni: ``refuted`` when
+SC is significantly better at some size at level 0.05 / (number of sizes)); else
+``inconclusive``. The sign test needs >= 5 untied pairs to reach 0.05.
 
 Both tests are exact and distribution-free, so a ``holds`` or ``refuted`` is a
 certificate at its stated level for the reduced-size reproduction
@@ -116,6 +119,7 @@ from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.analysis.paired_tests import sign_test as _sign_test
 from dpclaims.claims import InputError, Verdict
 from dpclaims.claims.catalogues.vips import ACCURACY_CLAIMS as CLAIMS
+from dpclaims.claims.kernel import decide_by_tests, not_checkable
 from dpclaims.experiments.vips_blr_sbn import (
     BLR_DELTA,
     BLR_INIT_SCALE,
@@ -158,15 +162,21 @@ def _budget_label(budget: dict, keys) -> str:
     return ", ".join(f"{k}={budget[k]}" for k in keys)
 
 
-def trend_decision(auc, level: float = LEVEL) -> tuple[str, dict]:
-    """Decide "AUC decreases as sigma grows" from an (n_seeds, n_sigmas) array.
+def trend_test(auc, level: float = LEVEL) -> dict:
+    """The tests of "AUC decreases as sigma grows" from an (n_seeds, n_sigmas) array.
 
     Columns are ordered by increasing sigma (decreasing epsilon); rows are blocks (seeds
-    sharing an initialisation). Page's L test (``scipy.stats.page_trend_test``, exact for
-    small sizes) with predicted ranks n_sigmas..1 gives p_stated; the same test with
-    ranks 1..n_sigmas gives p_opposite. ``holds`` if p_stated <= level, ``refuted`` if
-    p_opposite <= level, else ``inconclusive``; under "sigma has no effect" each wrong
-    decision has probability <= level.
+    sharing an initialisation). Page's L test (``scipy.stats.page_trend_test``, its exact
+    null distribution) with predicted ranks n_sigmas..1 gives ``p_stated_direction`` (its
+    rejection supports the statement); the same test with ranks 1..n_sigmas gives
+    ``p_opposite_direction`` (its rejection refutes it). Under "sigma has no effect" each
+    rejection at ``level`` has probability <= level. The verdict is the kernel's
+    (:func:`~dpclaims.claims.kernel.decide_by_tests`).
+
+    Returns
+    -------
+    dict (JSON-able): the p-values, L, the Spearman correlation (descriptive only), the
+    means per treatment and the gaps to the first.
 
     Raises
     ------
@@ -178,13 +188,13 @@ def trend_decision(auc, level: float = LEVEL) -> tuple[str, dict]:
         raise ValueError(f"auc must be a finite (n_seeds >= 2, n_sigmas >= 3) array, got "
                          f"shape {a.shape}")
     m = a.shape[1]
-    stated = stats.page_trend_test(a, predicted_ranks=list(range(m, 0, -1)))
-    opposite = stats.page_trend_test(a, predicted_ranks=list(range(1, m + 1)))
+    stated = stats.page_trend_test(a, predicted_ranks=list(range(m, 0, -1)), method="exact")
+    opposite = stats.page_trend_test(a, predicted_ranks=list(range(1, m + 1)),
+                                     method="exact")
     p_s, p_o = float(stated.pvalue), float(opposite.pvalue)
-    verdict = "holds" if p_s <= level else "refuted" if p_o <= level else "inconclusive"
     # Spearman correlation of AUC with the sigma rank, pooled (descriptive only)
     rho = stats.spearmanr(np.tile(np.arange(m), a.shape[0]), a.ravel()).statistic
-    return verdict, {
+    return {
         "test": "Page's L trend test, seeds as blocks, sigmas as ordered treatments",
         "method": stated.method, "level": level, "n_blocks": int(a.shape[0]),
         "n_treatments": int(m), "L_stated": float(stated.statistic),
@@ -206,30 +216,37 @@ def sign_test(better, worse) -> dict:
             "mean_difference": float((b - w).mean())}
 
 
-def paired_sizes_decision(better_by_size: dict, worse_by_size: dict,
-                          level: float = LEVEL) -> tuple[str, dict]:
-    """Decide "better beats worse at every size" from paired per-seed values per size.
+def paired_sizes_tests(better_by_size: dict, worse_by_size: dict,
+                       level: float = LEVEL) -> dict:
+    """The tests of "better beats worse at every size" from paired per-seed values per size.
 
-    ``holds`` if the one-sided sign test is significant at ``level`` at every size
-    (intersection-union test); ``refuted`` if the opposite direction is significant at
-    ``level / n_sizes`` at some size (Bonferroni); else ``inconclusive``. Each wrong
-    decision has probability <= ``level``.
+    Per size, the exact one-sided sign tests (:func:`sign_test`); combined into
+    ``p_holds`` = the largest per-size ``p_stated_direction`` (intersection-union: all
+    sizes significant at ``level`` iff p_holds <= level) and ``p_refutes`` = min(1,
+    n_sizes x the smallest ``p_opposite_direction``) (Bonferroni: some size significant
+    in the opposite direction at ``level / n_sizes``). Each wrong decision by
+    :func:`~dpclaims.claims.kernel.decide_by_tests` at ``level`` has probability <= level.
+
+    Returns
+    -------
+    dict (JSON-able): ``p_holds``, ``p_refutes``, ``per_size`` tests and the rule.
+
+    Raises
+    ------
+    ValueError
+        Different or empty keys, or bad values (:func:`sign_test`).
     """
     if not better_by_size or set(better_by_size) != set(worse_by_size):
         raise ValueError("better_by_size and worse_by_size need the same non-empty keys")
     per = {str(k): sign_test(better_by_size[k], worse_by_size[k]) for k in better_by_size}
     n_sizes = len(per)
-    if all(t["p_stated_direction"] <= level for t in per.values()):
-        verdict = "holds"
-    elif any(t["p_opposite_direction"] <= level / n_sizes for t in per.values()):
-        verdict = "refuted"
-    else:
-        verdict = "inconclusive"
-    return verdict, {
-        "test": ("exact one-sided sign test over paired seeds per size (ties dropped); holds: "
-                 "significant at every size (intersection-union); refuted: opposite "
-                 "significant at some size at level / n_sizes (Bonferroni)"),
+    return {
+        "test": ("exact one-sided sign test over paired seeds per size (ties dropped); for: "
+                 "the largest per-size p-value (intersection-union); against: the smallest "
+                 "opposite p-value times the number of sizes (Bonferroni)"),
         "level": level, "n_sizes": n_sizes, "refute_level_per_size": level / n_sizes,
+        "p_holds": max(t["p_stated_direction"] for t in per.values()),
+        "p_refutes": min(1.0, n_sizes * min(t["p_opposite_direction"] for t in per.values())),
         "min_pairs_for_level": min_pairs(level), "per_size": per}
 
 
@@ -301,7 +318,7 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
         full_auc = float(evaluate(data["x_test"], data["y_test"], fb.mean, fb.cov)["auc"])
     except RuntimeError:
         full_auc = None
-    verdict, st = trend_decision(res["auc"])
+    st = trend_test(res["auc"])
     figures = []
     if out_dir is not None:
         out = Path(out_dir)
@@ -346,20 +363,18 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
     kind = "the paper's data" if data_dir is not None else "embedded default, not the paper's"
     where = (f"On {data['name']} ({kind}; "
              f"N = {res['N']}, d = {res['d']}, S = {res['S']}, {b['blr_iterations']} steps)")
-    if verdict == "holds":
-        head = (f"Holds at this reduced size. {where}, test AUC rises towards the non-private "
-                f"(σ = 0) value as ε grows: {nums}.")
-    elif verdict == "refuted":
-        head = (f"Refuted at this reduced size. {where}, test AUC rises with σ, away from the "
-                f"non-private value: {nums}.")
-    else:
-        head = f"Inconclusive. {where}, no significant trend: {nums}."
     tail = (f" Full-batch non-private VB: AUC {full_auc:.3f}." if full_auc is not None else "")
-    tail += (" The exact test certifies the trend at this reduced size only; it says nothing "
+    tail += (" The exact test decides the trend at this reduced size only; it says nothing "
              "about how close the private AUC gets at the paper's size.")
-    v = Verdict(CLAIMS["blr"], f"test AUC vs sigma on {data['name']}", verdict, head + tail,
-                evidence=ev, seed=seed, budget=label,
-                certificate=verdict in ("holds", "refuted"), figures=list(figures))
+    v = decide_by_tests(
+        CLAIMS["blr"], f"test AUC vs sigma on {data['name']}",
+        "test AUC falls as sigma grows (rises towards the non-private sigma = 0 value as "
+        "epsilon grows)",
+        p_holds=st["p_stated_direction"], p_refutes=st["p_opposite_direction"], level=LEVEL,
+        test=f"exact Page's L trend test over {b['blr_seeds']} seeds (blocks) and "
+             f"{len(BLR_SIGMAS)} sigmas",
+        context=f"{where}: {nums}.{tail}", evidence=ev, seed=seed, budget=label,
+        figures=figures)
     return [v], figures
 
 
@@ -392,13 +407,13 @@ def _plot_sbn(acc, setting, title, path) -> None:
 
 
 def _not_checkable(exc, seed, label) -> Verdict:
-    return Verdict(
-        CLAIMS["sbn"], "MA vs SC on binarised digits", "not-checkable",
-        f"Not checkable here: the SBN data (scikit-learn's digits) needs the optional "
-        f"`vips` extra (scikit-learn), which is not installed ({exc}). Install it with "
-        "pip install 'dpclaims[vips]'.",
+    return not_checkable(
+        CLAIMS["sbn"], "MA vs SC on binarised digits",
+        f"the SBN data (scikit-learn's digits): the optional `vips` extra (scikit-learn) is "
+        f"not installed ({exc})",
+        context="Install it with pip install 'dpclaims[vips]'.",
         evidence={"missing_extra": "vips", "missing_package": "scikit-learn",
-                  "error": str(exc)}, seed=seed, budget=label, certificate=False)
+                  "error": str(exc)}, seed=seed, budget=label)
 
 
 def check_sbn_accuracy(budget: dict, seed: int,
@@ -483,8 +498,8 @@ def check_sbn_accuracy(budget: dict, seed: int,
             ("amplified", "SC-amplified",
              "per-step (eps', delta') read as amplified by sampling without replacement "
              "(Balle, Barthe & Gaboardi 2018)")):
-        verdict, st = paired_sizes_decision({s: acc[s]["MA"] for s in acc},
-                                            {s: acc[s][sc_name] for s in acc})
+        st = paired_sizes_tests({s: acc[s]["MA"] for s in acc},
+                                {s: acc[s][sc_name] for s in acc})
         key = "strong_composition" if sc_name == "SC" else "strong_composition_amplified"
         per = "; ".join(
             f"S = {s}: ε = {setting[s]['epsilon_MA']:.3g}, SC σ' = "
@@ -495,22 +510,20 @@ def check_sbn_accuracy(budget: dict, seed: int,
             f"{t['n_in_stated_direction']}/{t['n_pairs']} seeds MA better, sign test p = "
             f"{t['p_stated_direction']:.3g} / {t['p_opposite_direction']:.3g} (opposite)"
             for s, t in st["per_size"].items())
-        head = {"holds": "Holds at this reduced size: MA beat SC at every minibatch size",
-                "refuted": "Refuted at this reduced size: SC beat MA at some minibatch size",
-                "inconclusive": "Inconclusive: MA did not significantly beat SC at every "
-                                "minibatch size"}[verdict]
         few = ""
         if b["sbn_seeds"] < min_pairs(LEVEL):
             few = (f" With {b['sbn_seeds']} seeds the sign test cannot reach {LEVEL:g} (it "
                    f"needs at least {min_pairs(LEVEL)} untied pairs).")
-        sentence = (f"{head} ({amp_text}; δ split δ'' = δ/2, Jδ' = δ/2; MA σ = {SBN_SIGMA:g}; "
-                    f"level {LEVEL:g}). {per}.{few} Binarised 8x8 digits (N = {n_train}, "
-                    f"K = {hidden}), not MNIST; the exact test certifies the direction at this "
-                    "reduced size only.")
+        context = (f"{amp_text}; δ split δ'' = δ/2, Jδ' = δ/2; MA σ = {SBN_SIGMA:g}. {per}."
+                   f"{few} Binarised 8x8 digits (N = {n_train}, K = {hidden}), not MNIST; the "
+                   "exact test decides the direction at this reduced size only.")
         ev = dict(base)
         ev.update({"reading": amp_text, "test": st})
-        verdicts.append(Verdict(CLAIMS["sbn"], reading, verdict, sentence, evidence=ev,
-                                seed=seed, budget=label,
-                                certificate=verdict in ("holds", "refuted"),
-                                figures=list(figures)))
+        verdicts.append(decide_by_tests(
+            CLAIMS["sbn"], reading,
+            "MA has a higher held-out accuracy than SC at every minibatch size",
+            p_holds=st["p_holds"], p_refutes=st["p_refutes"], level=LEVEL,
+            test=(f"exact one-sided sign tests over {b['sbn_seeds']} paired seeds at each of "
+                  f"{len(sizes)} minibatch sizes (for: the largest p; against: Bonferroni)"),
+            context=context, evidence=ev, seed=seed, budget=label, figures=figures))
     return verdicts, figures

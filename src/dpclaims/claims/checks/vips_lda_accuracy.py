@@ -64,8 +64,10 @@ The test and its false-alarm rate
 ---------------------------------
 Seeds are pairs: the same run seed gives every method the same initialisation,
 resampling, minibatches and standard-normal draws. The deciding test is the exact
-one-sided sign test over seeds (ties dropped) at level 0.05 per verdict (no
-correction across the four verdicts): ``holds`` when the stated direction is
+one-sided sign test over seeds (ties dropped;
+:func:`~dpclaims.analysis.paired_tests.paired_comparison`) at level 0.05 per verdict (no
+correction across the four verdicts), decided by the verdict kernel
+(:func:`~dpclaims.claims.kernel.decide_by_tests`): ``holds`` when the stated direction is
 significant, ``refuted`` when the opposite direction is, else ``inconclusive``. A
 sign test needs at least 5 untied pairs to reach 0.05. A one-sided paired t-test is
 reported alongside, not used. The sign test is exact and distribution-free, so a
@@ -77,7 +79,7 @@ as the relative gap, not tested.
 Regime guard: ``vips/lda-ma-beats-word-frequency`` is not refuted when non-private
 online VB itself does not significantly beat the word-frequency baseline at the
 reduced size (then the reproduction is outside the paper's regime and the verdict
-is ``inconclusive``).
+is ``inconclusive``, :func:`~dpclaims.claims.kernel.undecided`, with that reason).
 
 Budgets (keys read: ``lda_seeds``, ``lda_epochs``; :data:`BUDGETS`)
 -------------------------------------------------------------------
@@ -100,10 +102,11 @@ import numpy as np
 
 from dpclaims.analysis.paired_tests import (
     LEVEL,
-    paired_decision,
+    paired_comparison,
 )
 from dpclaims.claims import Claim, Verdict
 from dpclaims.claims.catalogues.vips import LDA_CLAIMS as CLAIMS
+from dpclaims.claims.kernel import decide_by_tests, undecided
 from dpclaims.experiments.vips_lda import (
     DELTA,
     LABELS,
@@ -135,46 +138,55 @@ FIGURE = "lda_perplexity.png"
 def lda_verdict(claim: Claim, reading: str, better_name: str, worse_name: str, better,
                 worse, *, level: float = LEVEL, seed: int | None = None,
                 budget: str | None = None, evidence: dict | None = None,
-                guard: tuple[str, dict] | None = None, note: str = "") -> Verdict:
-    """A Verdict from paired perplexities (see :func:`paired_decision`).
+                guard: dict | None = None, note: str = "") -> Verdict:
+    """The verdict of "``better_name`` has lower held-out perplexity than ``worse_name``"
+    from paired perplexities per seed (shape (n,) each; ``worse`` may be a scalar).
 
-    ``guard``: the (verdict, stats) of non-private online VB against the same baseline;
-    a ``refuted`` is downgraded to ``inconclusive`` unless the guard ``holds``. ``note`` is
-    appended to the sentence.
+    The exact one-sided sign tests (:func:`~dpclaims.analysis.paired_tests.paired_comparison`)
+    decided by :func:`~dpclaims.claims.kernel.decide_by_tests` at ``level``. ``guard``:
+    the :func:`~dpclaims.analysis.paired_tests.paired_comparison` of non-private online VB
+    against the same baseline; when the opposite direction is significant but the guard
+    is not (non-private VB does not significantly beat the baseline either), the verdict
+    is ``inconclusive`` with that reason instead of ``refuted``. ``note`` is appended to the
+    sentence.
+
+    Raises
+    ------
+    ValueError
+        Empty or non-finite perplexities.
     """
-    verdict, st = paired_decision(better, worse, level)
+    st = paired_comparison(better, worse, level)
     ev = dict(evidence or {})
     ev.update({"test": st, better_name: _summary(better), worse_name: _summary(worse)})
     nums = (f"mean perplexity {st['mean_better']:.4g} ({better_name}) vs "
             f"{st['mean_worse']:.4g} ({worse_name}), {st['n_in_stated_direction']} of "
             f"{st['n_pairs']} seeds in the stated direction, {st['n_opposite']} opposite; "
             f"one-sided sign test p = {st['p_stated_direction']:.3g} (stated) / "
-            f"{st['p_opposite_direction']:.3g} (opposite) at level {level:g}")
-    tail = (" The exact sign test certifies the direction at this reduced size (level "
-            f"{level:g}, distribution-free); it says nothing about the paper's size or its "
+            f"{st['p_opposite_direction']:.3g} (opposite) at level {level:g}; relative gap "
+            f"{st['relative_gap']:.1%}")
+    few = (f" With {st['n_pairs']} seeds the test cannot reach {level:g} (it needs at least "
+           f"{st['min_pairs_for_level']} untied pairs)."
+           if st["n_pairs"] - st["n_ties"] < st["min_pairs_for_level"] else "")
+    tail = (" The exact sign test is distribution-free; a decision applies to this reduced "
+            f"size (level {level:g}) only and says nothing about the paper's size or its "
             "other (sigma, S) settings.")
-    if verdict == "refuted" and guard is not None and guard[0] != "holds":
-        ev["regime_guard"] = guard[1]
-        verdict = "inconclusive"
-        sentence = (f"Inconclusive at this reduced size: {nums}, but non-private online VB "
-                    f"itself does not significantly beat {worse_name} here (mean "
-                    f"{guard[1]['mean_better']:.4g} vs {guard[1]['mean_worse']:.4g}), so the "
-                    "setting is outside the paper's regime (D = 400,000).")
-    elif verdict == "holds":
-        sentence = (f"Holds ({reading}): {better_name} had lower held-out perplexity; {nums}; "
-                    f"relative gap {st['relative_gap']:.1%}.")
-    elif verdict == "refuted":
-        sentence = (f"Refuted at this reduced size ({reading}): the opposite direction is "
-                    f"significant; {nums}.")
-    else:
-        few = (f" With {st['n_pairs']} seeds the test cannot reach {level:g} (it needs at "
-               f"least {st['min_pairs_for_level']} untied pairs)."
-               if st["n_pairs"] - st["n_ties"] < st["min_pairs_for_level"] else "")
-        sentence = f"Inconclusive ({reading}): {nums}.{few}"
-    if note:
-        sentence += " " + note
-    return Verdict(claim, reading, verdict, sentence + tail, evidence=ev, seed=seed,
-                   budget=budget, certificate=verdict in ("holds", "refuted"))
+    context = f"{reading}: {nums}.{few}" + (f" {note}" if note else "") + tail
+    statement = f"{better_name} has lower held-out perplexity than {worse_name}"
+    if (guard is not None and st["p_opposite_direction"] <= level
+            and not guard["p_stated_direction"] <= level):
+        ev["regime_guard"] = guard
+        return undecided(
+            claim, reading,
+            f"{worse_name} is significantly better here, but non-private online VB itself "
+            f"does not significantly beat {worse_name} either (mean "
+            f"{guard['mean_better']:.4g} vs {guard['mean_worse']:.4g}, sign test p = "
+            f"{guard['p_stated_direction']:.3g}), so the setting is outside the paper's regime "
+            "(D = 400,000) and the comparison decides nothing about: " + statement + ".",
+            context=context, evidence=ev, seed=seed, budget=budget)
+    return decide_by_tests(claim, reading, statement, p_holds=st["p_stated_direction"],
+                           p_refutes=st["p_opposite_direction"], level=level,
+                           test=f"exact one-sided sign test over {st['n_pairs']} paired seeds",
+                           context=context, evidence=ev, seed=seed, budget=budget)
 
 
 def _plot(result: dict, wf: float, setting: dict, path: Path) -> None:
@@ -249,12 +261,18 @@ def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
             "final_perplexity": {m: _summary(v) for m, v in final.items()},
             "word_frequency_perplexity": wf,
             "initial_perplexity": float(result["traces"]["MA"][0, 0])}
+    ratio = setting["noise_std_over_mean_signal"]["MA"]
+    common = (f"MA's noise std per entry is {ratio:.3g} times the mean entry of the statistic "
+              f"(Fig. 3's setting: {PAPER_NOISE_RATIO:.3g}).")
+    if setting["synthetic"]:
+        common += " Data: the synthetic tiny_corpus (no data_dir given)."
     kw = {"seed": seed, "budget": budget_name, "evidence": base}
     nm = setting["noise_multiplier"]
     verdicts = [
         lda_verdict(CLAIMS["strong"], "no-amplification (verdict of record)", "MA", "SC",
                     final["MA"], final["SC"],
-                    note=f"SC's sigma' = {nm['SC']:.3g} against MA's sigma = {SIGMA:g}.", **kw),
+                    note=f"SC's sigma' = {nm['SC']:.3g} against MA's sigma = {SIGMA:g}. "
+                         + common, **kw),
         lda_verdict(CLAIMS["strong"], "amplified", "MA", "SC-amplified", final["MA"],
                     final["SC-amplified"],
                     note=(f"SC's sigma' = {nm['SC-amplified']:.3g} against MA's sigma = "
@@ -262,18 +280,14 @@ def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
                           f"{setting['strong_composition_amplified']['eps_base']:.3g}"
                           + ("" if setting["strong_composition_amplified"][
                               "classic_bound_valid"] else
-                             ", outside the classic bound's eps < 1") + ")."), **kw),
+                             ", outside the classic bound's eps < 1") + "). " + common), **kw),
         lda_verdict(CLAIMS["clipping"], "same sigma, a = 0.1 vs no clipping (a = 1)", "MA",
-                    "MA-no-clipping", final["MA"], final["MA-no-clipping"], **kw),
+                    "MA-no-clipping", final["MA"], final["MA-no-clipping"], note=common, **kw),
         lda_verdict(CLAIMS["word-frequency"], "MA vs unigram word frequencies", "MA",
                     "word-frequency", final["MA"], np.full(n_seeds, wf),
-                    guard=paired_decision(final["non-private"], np.full(n_seeds, wf)), **kw),
+                    guard=paired_comparison(final["non-private"], np.full(n_seeds, wf)),
+                    note=common, **kw),
     ]
-    ratio = setting["noise_std_over_mean_signal"]["MA"]
     for v in verdicts:
         v.figures = list(figures)
-        v.sentence += (f" MA's noise std per entry is {ratio:.3g} times the mean entry of the "
-                       f"statistic (Fig. 3's setting: {PAPER_NOISE_RATIO:.3g}).")
-        if setting["synthetic"]:
-            v.sentence += " Data: the synthetic tiny_corpus (no data_dir given)."
     return verdicts, figures

@@ -1,13 +1,15 @@
 """Checks of an algorithm's claims: the update's sensitivity, the accounting, the whole run.
 
 ``dpclaims check-variant FILE.py:OBJECT`` on an object following the algorithm protocol
-(:mod:`dpclaims.audits.whole_run`) gives one verdict per claim it makes:
+(:mod:`dpclaims.audits.whole_run`) gives one verdict per claim it makes (per reading for
+the accounting of the sampling performed):
 
 ``<name>/step-sensitivity``  (when it has ``step``) hypothesis property test: from random
     states (``random_states``), does one noisy update on neighbouring batches move the
     release by at most ``step_sensitivity``? Both batches get the same ``rng`` seed, so
     the noise and the sampling coincide and the distance is that of the noiseless
-    updates.
+    updates. A counterexample refutes; a search that finds none certifies nothing
+    (inconclusive, :func:`~dpclaims.claims.checks.bounds.search_verdict`).
 ``<name>/accounting``  (when its claim has a dp_event) the whole-run event recomputed by
     every accountant (the same check as for a mechanism).
 ``<name>/accounting-as-performed``  (when it has ``performed_event``) the claim accounted
@@ -15,10 +17,13 @@
 ``<name>/whole-run-audit``  (always) :func:`~dpclaims.audits.whole_run.audit_whole_run`
     with the gradient canary (or the input-space canary), under the algorithm's threat
     model: ``refuted`` when the Clopper-Pearson certificate exceeds the claimed epsilon
-    at the claimed delta; ``inconclusive`` otherwise (an audit cannot prove privacy).
+    at the claimed delta; ``inconclusive`` otherwise (an audit cannot prove privacy;
+    :func:`~dpclaims.claims.checks.bounds.audit_verdict`).
 
-A correct algorithm is refuted by the audit with probability at most alpha (the
-certificate's confidence is 1 - alpha).
+Every verdict comes from the verdict kernel (:mod:`dpclaims.claims.kernel`) on certified
+bounds, through the adapters of :mod:`dpclaims.claims.checks.bounds`. A correct
+algorithm is refuted by the audit with probability at most alpha (the certificate's
+confidence is 1 - alpha).
 """
 
 from __future__ import annotations
@@ -38,7 +43,9 @@ from dpclaims.audits.whole_run import (
     default_canary,
     validate_algorithm,
 )
+from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds, search_verdict
 from dpclaims.claims.core import Claim, InputError, Verdict
+from dpclaims.claims.kernel import Claimed, decide, not_checkable
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import neighbouring_datasets
 
@@ -85,9 +92,8 @@ def check_step_sensitivity(alg, max_examples: int, seed: int) -> Verdict | None:
                    "hypothesis property test from random states")
     data = getattr(alg, "data", None)
     if data is None:
-        return Verdict(claim, "as-given", "not-checkable",
-                       "Not checked: the algorithm has `step` but no `data` to draw batches "
-                       "from.", seed=seed)
+        return not_checkable(claim, "as-given", "`data` to draw batches from: the algorithm "
+                             "has `step` but no `data`", seed=seed)
     records = _records(data) + list(getattr(alg, "candidates", None) or [])
     base = _batch(alg)
     pairs = neighbouring_datasets(st.sampled_from(records), relation, base=base)
@@ -119,28 +125,41 @@ def check_step_sensitivity(alg, max_examples: int, seed: int) -> Verdict | None:
         s, (d0, d1) = res.counterexample
         ev["counterexample"] = {"state_seed": int(s), "ratio": res.counterexample_ratio,
                                 "d0": dataset_as_lists(d0), "d1": dataset_as_lists(d1)}
-        return Verdict(claim, "as-given", "refuted",
-                       f"Refuted: from a random state, a {relation} pair of batches moves the "
-                       f"update by {res.counterexample_ratio:.4g} x the claimed "
-                       f"{sens.value:.4g} (shrunk counterexample in the evidence).",
-                       evidence=ev, seed=seed, certificate=True)
-    return Verdict(claim, "as-given", "holds",
-                   f"No counterexample in {res.n_examples} {relation} pairs of batches, "
-                   f"{STATES_PER_EXAMPLE} random states each; the largest distance was "
-                   f"{res.max_ratio:.4g} x the claimed {sens.value:.4g}.",
-                   evidence=ev, seed=seed)
+    pairs = f"{relation} pairs of batches, {STATES_PER_EXAMPLE} random states each"
+    context = (f"The counterexample moves the update by {res.counterexample_ratio:.4g} x the "
+               f"claimed {sens.value:.4g} from a random state (its state seed and batches in "
+               "the evidence)." if res.violated else
+               f"The largest distance seen was {res.max_ratio:.4g} x the claimed "
+               f"{sens.value:.4g}.")
+    return search_verdict(claim, "as-given", res, quantity=f"L{sens.norm} sensitivity of "
+                          "the update", pairs=pairs, context=context, evidence=ev, seed=seed)
 
 
 def check_performed_sampling(alg, seed: int) -> list[Verdict]:
     """The claim accounted for the sampling the algorithm really performs
     (``performed_event``, e.g. a shuffled pass: one unamplified Gaussian per epoch).
 
-    The event's epsilon is exact when the pass order is known to the adversary and an
-    upper bound for a hidden shuffle (:class:`~dpclaims.analysis.accounting.Sampling`).
-    At most the claimed epsilon: ``holds`` (for a hidden shuffle too). Above it:
-    ``refuted`` under the reading "order known to the adversary" (a threat model
-    stronger than the claim's: shown, never deciding) and ``inconclusive`` for a hidden
-    shuffle (no certified lower bound is computed for it). [] without ``performed_event``.
+    Two readings, each decided by the verdict kernel on the accountants' certified
+    bounds (:func:`~dpclaims.claims.checks.bounds.epsilon_bounds`; the query is the
+    user's, ``query="general"``):
+
+    ``as performed, order known to the adversary``
+        The event is exact for an adversary who knows the pass order: the certified
+        bracket of every accountant (e.g. the analytic Gaussian's). A threat model
+        stronger than the claim's, so this reading is shown and never decides the
+        claim's headline (:data:`~dpclaims.claims.core.CORRECTED_READINGS`).
+    ``as performed, hidden shuffle``
+        For a hidden shuffle the event's epsilon is only an upper bound
+        (:class:`~dpclaims.analysis.accounting.Sampling`): no certified lower bound, so
+        it holds when an upper bound is at most the claim and is inconclusive otherwise
+        (the whole-run audit is the check that can refute it).
+
+    Both only when the algorithm declares ``performed_is_shuffle = True`` (its
+    ``performed_event`` is a shuffled pass as one Gaussian per epoch). Any other
+    ``performed_event`` is what the algorithm performs: one reading, ``as performed``,
+    decided on the event's certified bracket.
+
+    [] without ``performed_event``.
     """
     event = getattr(alg, "performed_event", None)
     if event is None:
@@ -150,33 +169,31 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
                    f"the whole run, with the sampling it performs ({event!r:.120}), is "
                    f"({c.epsilon:.6g}, {c.delta:g})-DP under {c.relation}",
                    "accounting recomputation for the sampling performed")
-    res = account_event(event, c.delta, c.relation)
-    rows = {r.name: r.epsilon for r in res.rows if r.epsilon is not None}
-    exact = rows.get("analytic-gaussian")
-    ev = {"claimed_epsilon": c.epsilon, "performed_event": repr(event),
-          "accounting": res.to_dict()}
-    if exact is None:
-        return [Verdict(claim, "as performed", "inconclusive",
-                        "Inconclusive: no exact accountant for the performed sampling "
-                        f"({', '.join(f'{k} {v:.4g}' for k, v in rows.items())}).",
-                        evidence=ev, seed=seed)]
-    if exact <= c.epsilon * (1 + 1e-6):
-        return [Verdict(claim, "as performed", "holds",
-                        f"Holds: the sampling performed gives epsilon {exact:.4g} <= claimed "
-                        f"{c.epsilon:.4g} even with the pass order known to the adversary "
-                        "(exact there; an upper bound for a hidden shuffle).",
-                        evidence=ev, seed=seed)]
-    return [Verdict(claim, "as performed, order known to the adversary", "refuted",
-                    f"Refuted with the pass order known to the adversary: the sampling "
-                    f"performed gives exactly epsilon {exact:.4g} > claimed {c.epsilon:.4g} "
-                    "(a threat model stronger than the claim's: shown, not deciding).",
-                    evidence=ev, seed=seed, certificate=True),
-            Verdict(claim, "as performed, hidden shuffle", "inconclusive",
-                    f"Inconclusive for a hidden shuffle: {exact:.4g} is only an upper bound "
-                    f"there, above the claimed {c.epsilon:.4g}; no certified lower bound "
-                    "for a hidden shuffle is computed (the whole-run audit is the check).",
-                    evidence=ev, seed=seed)]
-
+    res = account_event(event, c.delta, c.relation, query="general")
+    claimed = Claimed("epsilon", c.epsilon)
+    what = f"the performed event, {c.relation}, delta {c.delta:g}"
+    out = []
+    # a shuffled pass's event (one Gaussian per epoch) is exact only when the order is
+    # known; any other performed event is what is performed, and decides as it is
+    readings = ((("as performed, order known to the adversary", True),
+                 ("as performed, hidden shuffle", False))
+                if getattr(alg, "performed_is_shuffle", False) else (("as performed", None),))
+    for reading, known in readings:
+        lower, upper, refined = epsilon_bounds(res, claimed, what, lower=known is not False)
+        rows = ", ".join(f"{r.name} {r.epsilon:.4g}" for r in refined.rows
+                         if r.epsilon is not None)
+        context = (f"The sampling performed, by every accountant: {rows or 'none supported'}."
+                   + ("" if known is None else
+                      " The event is exact for an adversary who knows the pass order, a "
+                      "threat model stronger than the claim's: shown, never deciding." if known
+                      else " For a hidden shuffle the event's epsilon is only an upper bound; "
+                      "no certified lower bound is computed (the whole-run audit is the check "
+                      "that can refute it)."))
+        ev = {"claimed_epsilon": c.epsilon, "performed_event": repr(event),
+              "accounting": refined.to_dict()}
+        out.append(decide(claim, reading, claimed, lower=lower, upper=upper, context=context,
+                          evidence=ev, seed=seed))
+    return out
 
 
 def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: int = 1):
@@ -191,27 +208,18 @@ def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: in
         if getattr(alg, "data", None) is None:
             raise ValueError("the algorithm has no `data`")
     except ValueError as exc:
-        return Verdict(claim, "as-given", "not-checkable",
-                       f"Not checked: {exc}; a whole-run audit needs `data` and a canary.",
-                       seed=seed), None
+        return not_checkable(claim, "as-given", f"`data` and a canary for a whole-run audit "
+                             f"({exc})", seed=seed), None
     w = audit_whole_run(alg, n_runs, canary=canary, alpha=alpha, seed=seed, workers=workers)
     r = w.result
-    ev = {"alpha": alpha, **w.to_dict(), "claimed_epsilon": c.epsilon, "delta": c.delta,
-          "runs_per_second": 2 * n_runs / max(w.seconds, 1e-9)}
+    # no wall-clock figure here: results.json is determined by the seed
+    ev = {"alpha": alpha, **w.to_dict(), "claimed_epsilon": c.epsilon, "delta": c.delta}
     if hasattr(alg, "to_dict"):
         ev["algorithm"] = alg.to_dict()
-    est = ("" if r.epsilon_gdp_estimate is None else f"GDP estimate {r.epsilon_gdp_estimate:.3g}, ")
-    how = (f"{w.canary} canary, {w.threat_model} threat model, statistic {w.statistic}; "
-           f"{n_runs} runs per dataset, {1 - alpha:.0%} confidence; {est}AUROC {r.auroc:.3f}")
-    if r.refutes_claim:
-        return Verdict(claim, "as-given", "refuted",
-                       f"Refuted: certified epsilon >= {r.epsilon_lower_bound:.4g} > claimed "
-                       f"{c.epsilon:.4g} at delta {c.delta:g} ({how}).",
-                       evidence=ev, seed=seed, certificate=True), w
-    return Verdict(claim, "as-given", "inconclusive",
-                   f"Not refuted: the certificate is epsilon >= {r.epsilon_lower_bound:.4g} "
-                   f"against the claimed {c.epsilon:.4g} ({how}). An audit can refute privacy "
-                   "but not prove it.", evidence=ev, seed=seed, certificate=True), w
+    source = (f"Clopper-Pearson whole-run audit, {w.canary} canary, {w.threat_model} "
+              f"threat model, statistic {w.statistic}, {n_runs} runs per dataset, delta "
+              f"{c.delta:g}")
+    return audit_verdict(claim, "as-given", r, source=source, evidence=ev, seed=seed), w
 
 
 def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,

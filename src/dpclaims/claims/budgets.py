@@ -1,0 +1,68 @@
+"""The effort of the check commands, validated without importing the checks.
+
+:class:`VariantBudget` is what ``check-variant`` and ``check`` spend: audit trials,
+hypothesis examples, the audit's significance. It lives apart from the checks so
+that the command line can refuse a bad option within a fraction of a second, before
+the audit engine and the accountants are imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpclaims.analysis.validation import check_count, check_probability
+
+
+@dataclass(frozen=True)
+class VariantBudget:
+    """Effort of :func:`dpclaims.claims.checks.variant.check_variant` and of ``dpclaims check``.
+
+    Attributes
+    ----------
+    n_trials : int
+        Outputs per dataset of the final audit.
+    max_examples : int
+        Hypothesis examples of the property test.
+    alpha : float
+        The audit's significance (one budget: the selection phase spends none).
+    workers : int
+        Processes for the audit's trial blocks.
+    selection_trials : int or None
+        Pilot outputs per dataset and candidate pair; None: max(2000, n_trials // 10).
+    n_random_pairs : int
+        Pairs drawn at random from a record domain for the search.
+    score : str or None
+        The attack score's name (None: auto), unless the variant names its own.
+    """
+
+    n_trials: int = 200_000
+    max_examples: int = 300
+    alpha: float = 0.05
+    workers: int = 1
+    selection_trials: int | None = None
+    n_random_pairs: int = 8
+    score: str | None = None
+
+    def __post_init__(self):
+        check_count(self.n_trials, "n_trials", minimum=2)
+        check_count(self.max_examples, "max_examples")
+        check_probability(self.alpha, "alpha")
+        check_count(self.workers, "workers")
+        if self.selection_trials is not None:
+            check_count(self.selection_trials, "selection_trials", minimum=2)
+        check_count(self.n_random_pairs, "n_random_pairs", minimum=0)
+        if self.score is not None:
+            from dpclaims.audits.scores import SCORE_NAMES  # light: numpy only
+
+            if self.score not in SCORE_NAMES:
+                raise ValueError(f"unknown score {self.score!r}; known scores: "
+                                 f"{', '.join(SCORE_NAMES)}")
+
+    @property
+    def pilot_trials(self) -> int:
+        return self.selection_trials or max(2_000, self.n_trials // 10)
+
+    def to_dict(self) -> dict:
+        return {"n_trials": self.n_trials, "max_examples": self.max_examples,
+                "alpha": self.alpha, "selection_trials": self.pilot_trials,
+                "n_random_pairs": self.n_random_pairs, "score": self.score or "auto"}

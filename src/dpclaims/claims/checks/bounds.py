@@ -1,0 +1,133 @@
+"""Results of the framework's tools as the verdict kernel's bounds.
+
+Each tool gives its result in its own type: an accounting result, a property
+test's search, an audit's Clopper-Pearson certificate. This module says, once, what
+each certifies about the true quantity, as :class:`~dpclaims.claims.kernel.Bound`
+values, and hands them to the kernel (:mod:`dpclaims.claims.kernel`), which decides:
+
+* an **accounting** (:func:`epsilon_bounds`): the smallest certified upper bound and
+  the largest certified lower bound over the accountants' rows
+  (:attr:`~dpclaims.analysis.accounting.AccountingResult.upper_bound`,
+  ``lower_bound``), the optimistic PLD refined toward the claim when needed;
+* a **property test** (:func:`search_verdict`): the largest distance found is a
+  certified lower bound on the true sensitivity (a real pair, less its rounding
+  allowance when it is a violation); a search gives no upper bound, so a sensitivity
+  that survives it is inconclusive, never holds;
+* an **audit** (:func:`audit_verdict`): the Clopper-Pearson certificate is a lower
+  bound on epsilon at confidence 1 - alpha; no upper bound. An audit too small to
+  certify anything above the claim (even an attack without a single error on its
+  held-out trials would stay at or below it), or whose certificate is 0, is
+  inconclusive with that reason.
+"""
+
+from __future__ import annotations
+
+from dpclaims.analysis import accounting as acc
+from dpclaims.audits.core import AuditResult, epsilon_lower_bound
+from dpclaims.claims.core import Claim, Verdict
+from dpclaims.claims.kernel import Bound, Claimed, Estimate, decide, undecided
+from dpclaims.property_tests.sensitivity import SensitivityCheck
+
+
+def epsilon_bounds(result: acc.AccountingResult, claimed: Claimed, what: str, *,
+                   lower: bool = True) -> tuple[Bound | None, Bound | None,
+                                                acc.AccountingResult]:
+    """Certified bounds on the true epsilon from an accounting result: (lower, upper,
+    the result after any refinement).
+
+    When the upper end lies above the claim and the lower end does not, the optimistic
+    PLD is refined toward the claim (:func:`~dpclaims.analysis.accounting.refine_lower_bound`)
+    so that a claim below the true epsilon can be refuted. ``lower=False`` drops the
+    lower end (an accounting that is only an upper bound under the reading, e.g. the
+    per-epoch composition for a hidden shuffle). ``what`` names the event in the
+    bounds' sources ("poisson, add-remove, 14063 steps, delta 1e-05").
+    """
+    if (lower and result.upper_bound is not None and result.upper_bound[1] > claimed.high
+            and (result.lower_bound is None or result.lower_bound[1] <= claimed.high)):
+        result = acc.refine_lower_bound(result, claimed.high)
+    lo = hi = None
+    if lower and result.lower_bound is not None:
+        lo = Bound(result.lower_bound[1], f"{result.lower_bound[0]} ({what})")
+    if result.upper_bound is not None:
+        hi = Bound(result.upper_bound[1], f"{result.upper_bound[0]} ({what})")
+    return lo, hi, result
+
+
+def search_verdict(claim: Claim, reading: str, res: SensitivityCheck, *, quantity: str,
+                   pairs: str, context: str = "", evidence: dict | None = None,
+                   seed: int | None = None, budget: str | None = None,
+                   text_reading: bool | None = None) -> Verdict:
+    """The verdict of a claimed bound (``quantity <= res.claimed``) tested by a search.
+
+    Every pair tried is real, so the largest distance seen, less its rounding allowance
+    (:attr:`SensitivityCheck.max_certified_ratio`), is a certified lower bound: above the
+    claim (a violation) it refutes; otherwise no upper bound exists and the verdict is
+    inconclusive, with the search's size. ``pairs`` describes what was searched
+    ("300 replace-one pairs around `data`").
+    """
+    claimed = Claimed(quantity, res.claimed)
+    # every pair tried is a real pair: the largest distance, less its rounding allowance,
+    # is a certified lower bound (at least the shrunk counterexample's)
+    lower = Bound(res.claimed * res.max_certified_ratio,
+                  f"the largest distance among {res.n_examples} {pairs} (rounding allowance "
+                  "deducted" + ("; a shrunk counterexample is in the evidence)" if res.violated
+                                else ")"))
+    text = context
+    if not res.violated:
+        text = (f"No counterexample in {res.n_examples} {pairs}: a search refutes a bound "
+                f"but cannot certify one. {context}").strip()
+    return decide(claim, reading, claimed, lower=lower, upper=None, context=text,
+                  evidence=evidence, seed=seed, budget=budget, text_reading=text_reading)
+
+
+def audit_capacity(r: AuditResult) -> float:
+    """The largest certificate ``r``'s audit could have given: an attack with no error on
+    its held-out trials, at the same Bonferroni split of alpha (nats)."""
+    return float(epsilon_lower_bound(0, r.n_held_out, 0, r.n_held_out, r.delta,
+                                     r.alpha / max(1, r.n_thresholds)))
+
+
+def audit_verdict(claim: Claim, reading: str, r: AuditResult, *, quantity: str = "epsilon",
+                  source: str = "", context: str = "", evidence: dict | None = None,
+                  seed: int | None = None, budget: str | None = None,
+                  figures=(), text_reading: bool | None = None) -> Verdict:
+    """The verdict of a privacy claim from an audit's certificate (module docstring).
+
+    ``source`` names the audit in the sentence (default: trials, score and pair);
+    ``context`` is appended. The estimates (GDP, credible bound) are shown, never used.
+    """
+    claimed = Claimed(quantity, r.claimed_epsilon)
+    where = source or (f"Clopper-Pearson audit, {r.n_trials} trials per dataset, score "
+                       f"{r.score_name}, pair '{r.pair.get('description', '')}'")
+    estimates = [Estimate(r.epsilon_credible_lower, "credible lower bound")]
+    if r.epsilon_gdp_estimate is not None:
+        estimates.insert(0, Estimate(r.epsilon_gdp_estimate, "GDP fit"))
+    estimates.append(Estimate(r.auroc, "AUROC"))
+    capacity = audit_capacity(r)
+    ev = dict(evidence or {})
+    ev.setdefault("audit_capacity", capacity)
+    if capacity <= claimed.high:
+        return undecided(
+            claim, reading,
+            f"the audit is too small to certify anything above the claimed {quantity} "
+            f"{r.claimed_epsilon:.4g}: with {r.n_held_out} held-out trials per dataset even "
+            f"an attack without a single error would certify only {capacity:.4g} at "
+            f"{1 - r.alpha:.0%} confidence (certificate {r.epsilon_lower_bound:.4g}).",
+            context=context, estimates=estimates, evidence=ev, seed=seed, budget=budget,
+            figures=figures, text_reading=text_reading)
+    if r.epsilon_lower_bound <= 0:
+        return undecided(
+            claim, reading,
+            f"the audit's certificate is 0 ({where}): the attack separated the two datasets "
+            f"no better than the confidence level allows, so it says nothing about the "
+            f"claimed {quantity} {r.claimed_epsilon:.4g}; an audit can refute privacy, "
+            "never prove it.",
+            context=context, estimates=estimates, evidence=ev, seed=seed, budget=budget,
+            figures=figures, text_reading=text_reading)
+    lower = Bound(r.epsilon_lower_bound, where, confidence=1 - r.alpha)
+    text = context
+    if r.epsilon_lower_bound <= claimed.high:
+        text = ("An audit can refute privacy but not prove it. " + context).strip()
+    return decide(claim, reading, claimed, lower=lower, upper=None, context=text,
+                  estimates=estimates, evidence=ev, seed=seed, budget=budget,
+                  figures=figures, text_reading=text_reading)
