@@ -10,7 +10,9 @@ What is timed (each a fresh process, as a user runs it):
 * ``dpclaims audit --budget smoke`` (DP-SEP) and ``--paper all --budget smoke`` (target:
   under 1 min on 2 cores);
 * ``dpclaims audit --paper dpsep --budget quick``, what ``make audit`` runs (target:
-  within 3 min on 2 cores), unless ``--skip-audit``.
+  within 3 min on 2 cores), unless ``--skip-audit``;
+* ``dpclaims check`` on claims files with an error (a string where a number belongs, a
+  batch above the dataset size): bad input must answer, exit 2, within 1 s.
 
 *Cold* is the first run after the package's ``__pycache__`` folders are removed (the
 bytecode is compiled again; the operating system's file cache is not dropped, which
@@ -43,13 +45,18 @@ PACKAGE = ROOT / "src" / "dpclaims"
 DPCLAIMS = str(Path(sys.executable).with_name("dpclaims"))
 
 
-def run(cmd: list[str]) -> float:
+# Exit codes of a finished check (0 nothing refuted, 1 refuted, 3 not checkable) and of
+# bad input (2), which the claims-file error cases expect.
+FINISHED, BAD_INPUT = (0, 1, 3), (2,)
+
+
+def run(cmd: list[str], codes=FINISHED) -> float:
     """Seconds of one run of ``cmd``; raises CalledProcessError (with its stderr) on
-    an exit code other than 0."""
+    an exit code not in ``codes``."""
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
-    if proc.returncode != 0:
+    if proc.returncode not in codes:
         raise subprocess.CalledProcessError(proc.returncode, cmd, proc.stdout, proc.stderr)
     return seconds
 
@@ -59,10 +66,10 @@ def clear_bytecode() -> None:
         shutil.rmtree(cache, ignore_errors=True)
 
 
-def cold_and_warm(cmd: list[str], repeats: int) -> tuple[float, float]:
+def cold_and_warm(cmd: list[str], repeats: int, codes=FINISHED) -> tuple[float, float]:
     clear_bytecode()
-    cold = run(cmd)
-    warm = statistics.median(run(cmd) for _ in range(repeats))
+    cold = run(cmd, codes)
+    warm = statistics.median(run(cmd, codes) for _ in range(repeats))
     return cold, warm
 
 
@@ -114,32 +121,46 @@ def main(argv=None) -> int:
         return 0
     out = Path(tempfile.mkdtemp(prefix="dpclaims-timings-"))
     py = sys.executable
+    head = ('[paper]\ntitle = "T"\n[[privacy]]\nid = "t/e"\nlocation = "1"\nstatement = "s"\n'
+            'reported_epsilon = 1.2\ndelta = 1e-5\nepochs = 60\n')
+    (out / "string.toml").write_text(head + 'noise_multiplier = "1.1"\ndataset_size = 60000\n'
+                                     'batch_size = 256\n')
+    (out / "batch.toml").write_text(head + 'noise_multiplier = 1.1\ndataset_size = 600\n'
+                                    'batch_size = 6000\n')
+    over = ["--overwrite"]
     jobs = [
         ("import dpclaims", [py, "-c", "import dpclaims"], 0.5, 1),
         ("import dpclaims.cli", [py, "-c", "import dpclaims.cli"], 0.5, args.repeats),
         ("dpclaims --help", [DPCLAIMS, "--help"], None, args.repeats),
         ("check-variant examples/variants.py:correct (default budget)",
          [DPCLAIMS, "check-variant", "examples/variants.py:correct",
-          "--out", str(out / "variant")], None, 1),
+          "--out", str(out / "variant"), *over], None, 1),
         ("audit --budget smoke (DP-SEP, the default paper)",
          [DPCLAIMS, "audit", "--budget", "smoke", "--seed", "0",
-          "--out", str(out / "smoke-dpsep")], 60.0, 1),
+          "--out", str(out / "smoke-dpsep"), *over], 60.0, 1),
         ("audit --paper all --budget smoke",
          [DPCLAIMS, "audit", "--paper", "all", "--budget", "smoke", "--seed", "0",
-          "--out", str(out / "smoke")], 60.0, 1),
+          "--out", str(out / "smoke"), *over], 60.0, 1),
+        ("check: a string where a number belongs (exit 2)",
+         [DPCLAIMS, "check", str(out / "string.toml"), "--out", str(out / "c1")], 1.0,
+         args.repeats, BAD_INPUT),
+        ("check: a batch above the dataset size (exit 2)",
+         [DPCLAIMS, "check", str(out / "batch.toml"), "--out", str(out / "c2")], 1.0,
+         args.repeats, BAD_INPUT),
     ]
     if not args.skip_audit:
         jobs.append(("make audit (audit --paper dpsep --budget quick)",
                      [DPCLAIMS, "audit", "--paper", "dpsep", "--budget", "quick", "--seed",
-                      "0", "--out", str(out / "quick")], 180.0, 0))
+                      "0", "--out", str(out / "quick"), *over], 180.0, 0, FINISHED))
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{platform.platform()}; load average before: {os.getloadavg()[0]:.2f}")
     rows = []
-    for label, cmd, target, repeats in jobs:
+    for label, cmd, target, repeats, *codes in jobs:
+        codes = codes[0] if codes else FINISHED
         if repeats:
-            cold, warm = cold_and_warm(cmd, repeats)
+            cold, warm = cold_and_warm(cmd, repeats, codes)
         else:  # minutes long: one run, bytecode already compiled by the runs above
-            cold, warm = float("nan"), run(cmd)
+            cold, warm = float("nan"), run(cmd, codes)
         ok = "" if target is None else ("yes" if warm <= target else "NO")
         rows.append((label, cold, warm, target, ok))
         print(f"  {label}: cold {cold:.2f} s, warm {warm:.2f} s", flush=True)
