@@ -202,8 +202,11 @@ def test_wheel_keeps_numpy_and_scipy_at_their_lower_bounds(wheel, bounds, tmp_pa
     check(run(bin_dir / "python", "-m", "pip", "check", cwd=tmp_path))
     exercise(bin_dir, tmp_path)
     # the suite's smoke audit (DP-SEP, the default paper) on the lowest numpy and scipy
-    check(run(bin_dir / "dpclaims", "audit", "--budget", "smoke", "--seed", "0",
-              "--out", tmp_path / "smoke", cwd=tmp_path))
+    smoke = run(bin_dir / "dpclaims", "audit", "--budget", "smoke", "--seed", "0",
+                "--out", tmp_path / "smoke", cwd=tmp_path)
+    # exit 1: DP-SEP's claims are refuted (a finding, as in tests/test_cli.py)
+    assert smoke.returncode == 1, (f"{' '.join(smoke.args)} exited {smoke.returncode}\n"
+                                   f"{smoke.stdout[-3000:]}\n{smoke.stderr[-3000:]}")
     claims = json.loads((tmp_path / "smoke" / "results.json").read_text())["claims"]
     assert {c["id"] for c in claims} >= {"dpsep/prop1-sensitivity", "dpsep/empirical-audit"}
 
