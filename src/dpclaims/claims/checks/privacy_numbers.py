@@ -76,27 +76,28 @@ def _plan(entry: ReportedPrivacy, kind: str, steps: int) -> acc.Sampling:
     return acc.Sampling(kind, entry.dataset_size, batch_size=batch, steps=steps)
 
 
+# The suite's accountant that stands for a paper's, by what its accounting text names
+# (first match wins). A text naming none of them (strong composition, or nothing) has no
+# counterpart here: a sigma calibrated for it is only a stand-in.
+_PAPER_ACCOUNTANTS = (
+    (("autodp", "auto-dp", "wang et al"), "autodp-rdp"),
+    (("pld", "privacy loss distribution", "fourier"), "dp_accounting-pld"),
+    (("moments accountant", "moments account", "rdp", "renyi", "rényi"), "dp_accounting-rdp"),
+)
+
+
+def _paper_accountant(entry: ReportedPrivacy) -> str | None:
+    """The suite's accountant for the paper's own procedure, or None when the paper used
+    one the suite does not run."""
+    text = entry.paper_accounting.lower()
+    return next((name for keys, name in _PAPER_ACCOUNTANTS if any(k in text for k in keys)),
+                None)
+
+
 def _calibration_accountant(entry: ReportedPrivacy) -> str:
-    text = entry.paper_accounting.lower()
-    if "autodp" in text or "auto-dp" in text or "wang et al" in text:
-        return "autodp-rdp"
-    if "pld" in text or "privacy loss distribution" in text:
-        return "dp_accounting-pld"
-    return "dp_accounting-rdp"
-
-
-# What a paper's accounting text must name for a sigma calibrated by one of the suite's
-# accountants to stand for the paper's own (an RDP / moments accountant, autodp, a PLD or
-# Fourier accountant); anything else (strong composition) is a procedure not run here.
-_OUR_PROCEDURES = ("autodp", "auto-dp", "wang et al", "pld", "privacy loss distribution",
-                   "fourier", "moments accountant", "moments account", "rdp", "renyi", "rényi")
-
-
-def _procedure_is_ours(entry: ReportedPrivacy) -> bool:
-    """True when the paper's own accountant is one of the suite's (so a sigma calibrated
-    to the reported epsilon with it is the sigma the paper's procedure gives)."""
-    text = entry.paper_accounting.lower()
-    return any(k in text for k in _OUR_PROCEDURES)
+    """The accountant sigma is calibrated with when the paper states none: the paper's
+    own (:func:`_paper_accountant`), else dp_accounting's RDP as a stand-in."""
+    return _paper_accountant(entry) or "dp_accounting-rdp"
 
 
 def _rows(result: acc.AccountingResult) -> dict:
@@ -231,7 +232,7 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
              f"epsilon by {by}, the paper's accounting reproduces it by construction: "
              f"{gives})"],
             context=f"Missing: {entry.missing}" + alternatives, evidence=ev, seed=seed)
-    if kind == "real" and not sigma_stated and not _procedure_is_ours(entry):
+    if kind == "real" and not sigma_stated and _paper_accountant(entry) is None:
         procedure = entry.paper_accounting.split(":")[0].split("(")[0].strip()
         unstated.append(
             f"sigma, and its accountant is not one the suite runs ({procedure}): "
