@@ -453,7 +453,7 @@ def decide_by_tests(claim: Claim, reading: str, statement: str, *, p_holds: floa
     Parameters
     ----------
     statement : str
-        What is claimed, in words ("DP-SEP's RMSE is below DP-EM's").
+        What is claimed, in words ("method A's test RMSE is below method B's").
     p_holds : float or None
         p-value of the test whose null hypothesis is that ``statement`` is false: its
         rejection (p <= level) makes the claim hold. None: not computed.
