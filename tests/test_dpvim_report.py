@@ -140,9 +140,10 @@ def test_coverage_decides_from_clopper_pearson_per_coordinate():
 
 def test_bad_budget_and_missing_data(tmp_path):
     from dpclaims.claims import InputError
+    from dpclaims.papers.dpvim import PAPER
 
     with pytest.raises(InputError, match="budget"):
-        dpvim.run_dpvim_audit("huge", 0)
+        PAPER.budget("huge")
     with pytest.raises((FileNotFoundError, ValueError)):
         dpvim.load_dpvim_adult(tmp_path / "nowhere")
 
@@ -157,7 +158,8 @@ def test_adult_loader_matches_the_papers_count():
 
 
 def test_smoke_runner_writes_every_claim(tmp_path):
-    verdicts, sections, meta, timings = dpvim.run_dpvim_audit("smoke", 0, out_dir=tmp_path)
+    verdicts, sections, meta, timings = dpvim.run_dpvim_audit(
+        dpvim.DPVIM_BUDGETS["smoke"], 0, out_dir=tmp_path)
     ids = {v.claim.id for v in verdicts}
     for cid in ("dpvim/aligned-identity", "dpvim/corollary31-no-extra-cost",
                 "dpvim/thm31-variance-reduction", "dpvim/eq12", "dpvim/fisher-blocks",

@@ -199,7 +199,7 @@ def test_tail_excess_part():
 
 # ------------------------------------------------------------------ smoke run
 def test_smoke_study_returns_verdicts_for_all_three_claims(tmp_path):
-    from dpclaims.claims.checks.dpsep import BUDGETS
+    from dpclaims.claims.catalogues.dpsep import BUDGETS
     from dpclaims.claims.checks.dpsep_thm41 import check_thm41_study
 
     verdicts, sections = check_thm41_study(BUDGETS["smoke"], 0, tmp_path)

@@ -52,7 +52,7 @@ class _Main(click.Group):
             click.echo(f"dpclaims: bad input: {_one_line(exc)}", err=True)
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except Exception as exc:  # noqa: BLE001  (classified: the user's code or ours)
-            from dpclaims.claims.checks.variant import describe_user_error
+            from dpclaims.claims.user_code import describe_user_error
 
             _debug_traceback(ctx)
             where = describe_user_error(exc)
@@ -100,12 +100,17 @@ def main(ctx, debug):
     ctx.ensure_object(dict)["debug"] = debug
 
 
+def _paper_help() -> str:
+    from dpclaims.claims.registry import paper_ids
+
+    return ("Which paper's claims to check: a registered paper's id (now: "
+            f"{', '.join(paper_ids()) or 'none'}; `dpclaims papers` lists them), all of "
+            "them in one report (all), or a paper that is not installed, as "
+            "path/to/file.py:obj or module:obj.")
+
+
 @main.command()
-@click.option("--paper", type=click.Choice(["dpsep", "vips", "dpvim", "accounting", "all"]),
-              default="dpsep", show_default=True,
-              help="Which claims to check: DP-SEP's, VIPS's, DPVIm's, every "
-                   "privacy number the three papers report (accounting recomputation; "
-                   "--budget does not apply to it), or all of them in one report.")
+@click.option("--paper", default="dpsep", show_default=True, help=_paper_help())
 @click.option("--budget", type=click.Choice(["quick", "standard", "full", "smoke"]),
               default="quick", show_default=True,
               help="Effort: quick takes minutes on 2 cores (DP-SEP about 2, all papers "
@@ -142,6 +147,11 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
     if workers < 1:
         raise click.BadParameter(f"workers must be >= 1, got {workers}",
                                  param_hint="--workers")
+    from dpclaims.claims.registry import resolve, run_papers
+
+    papers = resolve(paper)  # an unknown paper or a broken plugin: exit 2, before any work
+    for p in papers:
+        p.budget(budget)
     staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
     t0 = time.perf_counter()
     with staged as staging:
@@ -151,8 +161,8 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
             def tick(name):
                 show(f"[{paper}/{budget}] {name}", name)
 
-            verdicts, sections, meta, timings = _run_papers(paper, budget, seed, staging,
-                                                            data_dir, tick, workers)
+            verdicts, sections, meta, timings = run_papers(papers, budget, seed, staging,
+                                                           data_dir, tick, workers)
             show("writing report")
         run_info = {
             "command": " ".join(["dpclaims"] + sys.argv[1:]),
@@ -168,53 +178,6 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
     _print_summary(f"{paper}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
                    paths)
     sys.exit(exit_code(verdicts))
-
-
-def _run_papers(paper, budget, seed, out_dir, data_dir, tick, workers=1):
-    """Run one paper's checks, or all of them (``paper == "all"``), merged into one report."""
-    from dpclaims.claims.checks.dpsep import run_dpsep_audit
-    from dpclaims.claims.checks.dpvim import run_dpvim_audit
-    from dpclaims.claims.checks.privacy_numbers import run_accounting_audit
-    from dpclaims.claims.checks.vips import run_vips_audit
-
-    runners = {
-        "dpsep": lambda: run_dpsep_audit(budget, seed, out_dir, data_dir, tick, workers),
-        # under "all" the reported epsilons come once, from the accounting catalogue
-        "vips": lambda: run_vips_audit(budget, seed, tick, data_dir=data_dir, out_dir=out_dir,
-                                       include_catalogue=paper != "all"),
-        "dpvim": lambda: run_dpvim_audit(budget, seed, tick, data_dir=data_dir, out_dir=out_dir,
-                                         include_catalogue=paper != "all"),
-        "accounting": lambda: run_accounting_audit(seed, tick, entries=_smoke_entries()
-                                                   if budget == "smoke" else None),
-    }
-    if paper != "all":
-        return runners[paper]()
-    from dpclaims.claims import CheckTimer
-
-    # the accounting catalogue (no randomness, no figures) runs beside the papers' checks
-    # in a second process: its progress is one line, its results are assembled in order
-    with CheckTimer(tick, workers) as timer:  # no process is left behind on an error
-        background = timer.start("accounting catalogue", lambda: (
-            run_accounting_audit(seed, lambda name: None, entries=_smoke_entries()
-                                 if budget == "smoke" else None)))
-        results = {name: run() for name, run in runners.items() if name != "accounting"}
-        results["accounting"] = background.result()
-    verdicts, sections, meta, timings = [], [], {}, {}
-    for name, (v, s, m, t) in results.items():
-        verdicts += v
-        sections += [{**sec, "title": f"{name}: {sec['title']}"} for sec in s]
-        meta[name], timings[name] = m, t
-    return verdicts, sections, meta, timings
-
-
-def _smoke_entries():
-    """The smoke budget's accounting catalogue: the first entry of each paper."""
-    from dpclaims.claims.checks.privacy_numbers import catalogue
-
-    first = {}
-    for e in catalogue():
-        first.setdefault(e.id.split("/")[0], e)
-    return list(first.values())
 
 
 EXPECTED_SECONDS = "expected_seconds.json"
@@ -291,6 +254,21 @@ def _progress(console: Console, first: str, plan=None):
     show(first)
     yield show
 
+
+
+@main.command("papers")
+def papers_command():
+    """List the registered papers (entry point group dpclaims.papers): id, claims, title."""
+    from rich.markup import escape
+
+    from dpclaims.claims.registry import ENTRY_POINT_GROUP, registered_papers
+
+    table = Table(title=f"registered papers (entry point group {ENTRY_POINT_GROUP})")
+    for col in ("id", "claims", "title", "checks"):
+        table.add_column(col, no_wrap=col == "id")
+    for p in registered_papers():
+        table.add_row(escape(p.id), str(len(p.claims)), escape(p.title), escape(p.summary))
+    Console().print(table)
 
 def _print_summary(title, verdicts, paths, sentences: bool = False):
     """One row per claim (its headline verdict and deciding reading), then the sentences."""

@@ -14,6 +14,8 @@ given a layer by its package:
         ``dpclaims.testing`` (the checks of check-variant for a user's tests: their
         verdicts come from the kernel)
 4.3     ``dpclaims.pytest_plugin`` (the pytest plugin)
+4.4     ``dpclaims.papers`` (dpclaims' own paper plugins; the framework never imports
+        them: they are found through the ``dpclaims.papers`` entry points)
 5       ``dpclaims.reports`` (rendering only)
 6       ``dpclaims.cli``
 ======  ==============================================================
@@ -35,7 +37,8 @@ from pathlib import Path
 
 LAYERS = {"analysis": 0, "algorithms": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
           "experiments": 3, "testing": 4.2, "pytest_plugin": 4.3, "claims": 4,
-          "claims.catalogues": 4.1, "claims.checks": 4.2, "reports": 5, "cli": 6}
+          "claims.catalogues": 4.1, "claims.checks": 4.2, "papers": 4.4, "reports": 5,
+          "cli": 6}
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from dpclaims.claims import Claim
 from dpclaims.claims.catalogues.reported_privacy import ReportedPrivacy
+from dpclaims.claims.paper import Budget as PaperBudget
 from dpclaims.experiments.dpsep_calibration import DELTA  # noqa: F401  (the paper's delta)
 
 PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
@@ -61,14 +62,14 @@ CLAIMS = {
 
 
 @dataclass(frozen=True)
-class Budget:
-    """How hard each check works. ``quick`` finishes in minutes on 2 cores.
+class Budget(PaperBudget):
+    """DP-SEP's budget (a :class:`dpclaims.claims.paper.Budget`): how hard each check
+    works. ``quick`` finishes in minutes on 2 cores.
 
     The ``mog_*`` and ``bnn_*`` fields size the reproductions of Sec. 6.1 and 6.2 (the
     paper: MoG 100 iterations, 5 runs; BNN 40 epochs, 10 splits, all five UCI sets).
     """
 
-    name: str
     property_examples: int
     audit_trials: int
     kl_draws: int

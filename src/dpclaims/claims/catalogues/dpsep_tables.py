@@ -160,6 +160,11 @@ def _statement(key, version, location, quote, check):
                  statement=quote, check=check)
 
 
+TABLE4_CLAIM = Claim(
+    id="dpsep/v0-table4-datasets", paper=PAPERS["v0"], location="Sec. 6.2, Table 4",
+    statement="Table 4: Regression datasets. Size, number of numerical features.",
+    check="row and feature counts of the standard UCI files", kind="table")
+
 _SIGN = "exact one-sided sign tests over paired runs, Bonferroni over the cases compared"
 STATEMENTS = {
     "mog-privacy-tradeoff": _statement(

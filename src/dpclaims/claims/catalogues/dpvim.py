@@ -10,10 +10,67 @@ reports are in :mod:`dpclaims.claims.catalogues.reported_privacy`. The checks ar
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from dpclaims.claims import Claim
 from dpclaims.claims.catalogues.reported_privacy import DPVIM_PAPER
+from dpclaims.claims.paper import Budget
 
 PAPER = DPVIM_PAPER  # one spelling, shared with the accounting catalogue
+
+
+@dataclass(frozen=True)
+class DpvimBudget(Budget):
+    """DPVIm's budget (a :class:`dpclaims.claims.paper.Budget`).
+
+    ``examples`` hypothesis examples; ``mc`` Monte Carlo draws of Thm. 3.1; ``ou_runs`` /
+    ``ou_steps`` the OU scaling runs; ``cover_runs`` / ``cover_steps`` / ``cover_n`` the
+    coverage study; ``adult_*`` the Fig. 5 reproduction (steps, epsilons, runs, learning
+    rate); ``clip_readings`` the readings of Table F1's clipping; ``audit_trials`` outputs
+    per dataset of the audit; ``catalogue`` how many reported epsilons.
+    """
+
+    examples: int
+    mc: int
+    ou_runs: int
+    ou_steps: int
+    cover_runs: int
+    cover_steps: int
+    cover_n: int
+    adult_steps: int
+    adult_eps: tuple
+    adult_runs: int
+    adult_lr: float
+    clip_readings: tuple
+    audit_trials: int
+    catalogue: int
+
+    def values(self) -> dict:
+        """The fields other than ``name``, as the checks read them (a dict)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "name"}
+
+
+BUDGETS = {
+    "smoke": DpvimBudget("smoke", examples=20, mc=2_000, ou_runs=40, ou_steps=400,
+                         cover_runs=20, cover_steps=400, cover_n=1_000, adult_steps=300,
+                         adult_eps=(1.0,), adult_runs=6, adult_lr=1e-2,
+                         clip_readings=("table-f1",), audit_trials=4_000, catalogue=1),
+    "quick": DpvimBudget("quick", examples=100, mc=20_000, ou_runs=200, ou_steps=3_000,
+                         cover_runs=100, cover_steps=3_000, cover_n=5_000, adult_steps=3_000,
+                         adult_eps=(1.0,), adult_runs=10, adult_lr=1e-2,
+                         clip_readings=("table-f1", "quantile-rule"), audit_trials=50_000,
+                         catalogue=2),
+    "standard": DpvimBudget("standard", examples=300, mc=50_000, ou_runs=400, ou_steps=5_000,
+                            cover_runs=200, cover_steps=5_000, cover_n=10_000,
+                            adult_steps=5_000, adult_eps=(1.0, 4.0), adult_runs=10,
+                            adult_lr=1e-2, clip_readings=("table-f1", "quantile-rule"),
+                            audit_trials=200_000, catalogue=9),
+    "full": DpvimBudget("full", examples=1_000, mc=200_000, ou_runs=1_000, ou_steps=10_000,
+                        cover_runs=500, cover_steps=10_000, cover_n=30_000,
+                        adult_steps=40_000, adult_eps=(0.5, 1.0, 2.0, 4.0), adult_runs=20,
+                        adult_lr=1e-3, clip_readings=("table-f1", "quantile-rule"),
+                        audit_trials=1_000_000, catalogue=9),
+}
 
 
 CLAIMS = {

@@ -67,6 +67,13 @@ class ReportedPrivacy:
         v = float(self.reported_epsilon)
         return str(int(v)) if v.is_integer() else repr(v)
 
+    def claim(self):
+        """The number as a catalogue claim (kind ``privacy-number``), the statement quoted."""
+        from dpclaims.claims.core import Claim
+
+        return Claim(self.id, self.paper, self.location, self.statement,
+                     "accounting recomputation", kind="privacy-number")
+
 
 _SQRT2 = math.sqrt(2.0)
 

@@ -11,9 +11,58 @@ BLR / SBN accuracy statements (:data:`ACCURACY_CLAIMS`), with the readings of si
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from dpclaims.claims import Claim
+from dpclaims.claims.paper import Budget
 
 PAPER = "VIPS (vips.txt)"
+
+
+@dataclass(frozen=True)
+class VipsBudget(Budget):
+    """VIPS's budget (a :class:`dpclaims.claims.paper.Budget`).
+
+    Attributes: ``examples`` hypothesis examples per sensitivity test; ``audit_trials``
+    outputs per dataset of each step audit; ``catalogue`` how many of the reported
+    epsilons (None: all); ``lda_seeds`` / ``lda_epochs`` the LDA reproduction (Fig. 3);
+    ``blr_seeds`` / ``blr_iterations`` the BLR reproduction (Fig. 6); ``sbn_seeds`` /
+    ``sbn_iterations`` the SBN reproduction (Fig. 8).
+    """
+
+    examples: int
+    audit_trials: int
+    catalogue: int | None
+    lda_seeds: int
+    lda_epochs: int
+    blr_seeds: int
+    blr_iterations: int
+    sbn_seeds: int
+    sbn_iterations: int
+
+    def values(self) -> dict:
+        """The fields other than ``name``, as the checks read them (a dict)."""
+        d = self.to_dict()
+        d.pop("name")
+        return d
+
+
+BUDGETS = {
+    # smoke exists for the project's tests: every check runs, small; the accounting
+    # catalogue on its first two VIPS entries only.
+    "smoke": VipsBudget("smoke", examples=25, audit_trials=20_000, catalogue=2,
+                        lda_seeds=2, lda_epochs=1, blr_seeds=4, blr_iterations=30,
+                        sbn_seeds=6, sbn_iterations=10),
+    "quick": VipsBudget("quick", examples=150, audit_trials=2_000_000, catalogue=None,
+                        lda_seeds=5, lda_epochs=2, blr_seeds=10, blr_iterations=100,
+                        sbn_seeds=10, sbn_iterations=15),
+    "standard": VipsBudget("standard", examples=600, audit_trials=5_000_000, catalogue=None,
+                           lda_seeds=10, lda_epochs=3, blr_seeds=20, blr_iterations=100,
+                           sbn_seeds=10, sbn_iterations=30),
+    "full": VipsBudget("full", examples=2_000, audit_trials=20_000_000, catalogue=None,
+                       lda_seeds=20, lda_epochs=5, blr_seeds=20, blr_iterations=100,
+                       sbn_seeds=20, sbn_iterations=60),
+}
 
 CLAIMS = {
     "log-moment": Claim(

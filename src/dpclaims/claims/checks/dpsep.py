@@ -50,7 +50,6 @@ from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.claims import CheckTimer, InputError, Verdict
 from dpclaims.claims.catalogues.dpsep import (
-    BUDGETS,
     CLAIMS,
     DELTA,
     PAPER,
@@ -640,7 +639,7 @@ def _ms(summary) -> str:
 
 
 # --------------------------------------------------------------------------- driver
-def run_dpsep_audit(budget_name: str, seed: int, out_dir, data_dir=None, progress=None,
+def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
                     workers: int = 1):
     """Run every DP-SEP check; return (verdicts, sections, meta, timings).
 
@@ -651,16 +650,14 @@ def run_dpsep_audit(budget_name: str, seed: int, out_dir, data_dir=None, progres
     single-process checks) run in forked processes beside the others; every check
     draws from its own seed and the results are assembled in the same order, so
     results.json is byte-identical whatever ``workers`` is (tested).
-    Raises InputError (a ValueError) for an unknown budget, or a missing or malformed
-    data folder or file; any other exception is a bug, not bad input.
+    ``budget``: a :class:`~dpclaims.claims.catalogues.dpsep.Budget`. Raises InputError (a
+    ValueError) for a missing or malformed data folder or file; any other exception is a
+    bug, not bad input.
     """
     from dpclaims.claims.checks.dpsep_bnn import check_bnn
     from dpclaims.claims.checks.dpsep_tables import paper_tables_section, table_consistency_verdicts
     from dpclaims.claims.checks.dpsep_thm41 import check_thm41_study
 
-    if budget_name not in BUDGETS:
-        raise InputError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")
-    budget = BUDGETS[budget_name]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     timed = CheckTimer(progress, workers)

@@ -35,14 +35,14 @@ from decimal import Decimal
 import numpy as np
 
 from dpclaims.analysis.paired_tests import min_pairs, sign_test
-from dpclaims.claims import Claim, Verdict
+from dpclaims.claims import Verdict
 from dpclaims.claims.catalogues.dpsep_tables import (
     _UCI,
     _V1_COLS,
     DATASET_SIZES,
     PAPER_TABLES,
-    PAPERS,
     STATEMENTS,
+    TABLE4_CLAIM,
     TABLES,
 )
 from dpclaims.claims.kernel import (
@@ -192,10 +192,7 @@ def dataset_size_verdict(found: dict, seed: int, budget: str) -> Verdict:
     A set of Table 4 whose file was not loaded (Year is not available offline) is a part
     with no bound: the table cannot hold unless every row was checked.
     """
-    claim = Claim(
-        id="dpsep/v0-table4-datasets", paper=PAPERS["v0"], location="Sec. 6.2, Table 4",
-        statement="Table 4: Regression datasets. Size, number of numerical features.",
-        check="row and feature counts of the standard UCI files", kind="table")
+    claim = TABLE4_CLAIM
     off = {k: (DATASET_SIZES[k], v) for k, v in found.items() if tuple(v) != DATASET_SIZES[k]}
     parts = []
     for name, printed in DATASET_SIZES.items():

@@ -54,6 +54,7 @@ from dpclaims.algorithms.dpvi import (
     fisher_blocks,
 )
 from dpclaims.claims import CheckTimer, Verdict
+from dpclaims.claims.catalogues.dpvim import BUDGETS as DPVIM_BUDGETS
 from dpclaims.claims.catalogues.dpvim import CLAIMS
 from dpclaims.claims.catalogues.reported_privacy import DPVIM_PAPER
 from dpclaims.claims.checks.bounds import search_verdict
@@ -812,27 +813,8 @@ def check_theory(budget: dict, seed: int) -> list[Verdict]:
 
 # ---------------------------------------------------------------------------- runner
 
-BUDGETS = {
-    "smoke": {"examples": 20, "mc": 2_000, "ou_runs": 40, "ou_steps": 400, "cover_runs": 20,
-              "cover_steps": 400, "cover_n": 1_000, "adult_steps": 300, "adult_eps": (1.0,),
-              "adult_runs": 6, "adult_lr": 1e-2, "clip_readings": ("table-f1",),
-              "audit_trials": 4_000, "catalogue": 1},
-    "quick": {"examples": 100, "mc": 20_000, "ou_runs": 200, "ou_steps": 3_000,
-              "cover_runs": 100, "cover_steps": 3_000, "cover_n": 5_000, "adult_steps": 3_000,
-              "adult_eps": (1.0,), "adult_runs": 10, "adult_lr": 1e-2,
-              "clip_readings": ("table-f1", "quantile-rule"), "audit_trials": 50_000,
-              "catalogue": 2},
-    "standard": {"examples": 300, "mc": 50_000, "ou_runs": 400, "ou_steps": 5_000,
-                 "cover_runs": 200, "cover_steps": 5_000, "cover_n": 10_000,
-                 "adult_steps": 5_000, "adult_eps": (1.0, 4.0), "adult_runs": 10,
-                 "adult_lr": 1e-2, "clip_readings": ("table-f1", "quantile-rule"),
-                 "audit_trials": 200_000, "catalogue": 9},
-    "full": {"examples": 1_000, "mc": 200_000, "ou_runs": 1_000, "ou_steps": 10_000,
-             "cover_runs": 500, "cover_steps": 10_000, "cover_n": 30_000,
-             "adult_steps": 40_000, "adult_eps": (0.5, 1.0, 2.0, 4.0), "adult_runs": 20,
-             "adult_lr": 1e-3, "clip_readings": ("table-f1", "quantile-rule"),
-             "audit_trials": 1_000_000, "catalogue": 9},
-}
+# the checks read the budget as a dict (dpclaims.claims.catalogues.dpvim.BUDGETS)
+BUDGETS = {name: b.values() for name, b in DPVIM_BUDGETS.items()}
 
 
 def load_dpvim_adult(data_dir):
@@ -858,11 +840,12 @@ def load_dpvim_adult(data_dir):
                "data folder")
 
 
-def run_dpvim_audit(budget_name: str, seed: int, tick=lambda name: None, *, data_dir=None,
+def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
                     out_dir=None, include_catalogue: bool = True):
     """Every DPVIm check; returns (verdicts, sections, meta, timings) like the other papers.
 
-    Raises InputError for an unknown budget or a data folder without Adult.
+    ``budget``: a :class:`~dpclaims.claims.catalogues.dpvim.DpvimBudget`. Raises
+    InputError for a data folder without Adult.
     """
 
     from dpclaims.claims import InputError
@@ -876,9 +859,8 @@ def run_dpvim_audit(budget_name: str, seed: int, tick=lambda name: None, *, data
     from dpclaims.claims.checks.privacy_numbers import catalogue, check_catalogue
     from dpclaims.experiments.dpvim import run_adult, run_coverage, run_scaling
 
-    if budget_name not in BUDGETS:
-        raise InputError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")
-    b = BUDGETS[budget_name]
+    budget_name = budget.name
+    b = budget.values()
     verdicts, figs = [], []
     timed = CheckTimer(tick)
     timings = timed.timings

@@ -57,7 +57,7 @@ from __future__ import annotations
 import itertools
 
 from dpclaims.analysis import accounting as acc
-from dpclaims.claims import Claim, Verdict
+from dpclaims.claims import Verdict
 from dpclaims.claims.catalogues.dpsep import privacy_numbers as _dpsep_entries
 from dpclaims.claims.catalogues.reported_privacy import REPORTED, ReportedPrivacy
 from dpclaims.claims.checks.bounds import epsilon_bounds
@@ -121,8 +121,7 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
     one under the paper's accounting and one (two for a shuffled pass: the order known
     to the adversary, and hidden) under the sampling performed.
     """
-    claim = Claim(entry.id, entry.paper, entry.location, entry.statement,
-                  "accounting recomputation", kind="privacy-number")
+    claim = entry.claim()
     claimed = Claimed("epsilon", entry.reported_epsilon, printed=entry.printed_epsilon)
     missing = []
     if entry.dataset_size is None:

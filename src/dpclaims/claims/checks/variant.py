@@ -85,56 +85,14 @@ from dpclaims.claims.headline import (  # noqa: F401  (re-exported: check-varian
     exit_code,
 )
 from dpclaims.claims.kernel import Claimed, decide, not_checkable
+from dpclaims.claims.user_code import (  # noqa: F401  (re-exported)
+    USER_SOURCES,
+    describe_user_error,
+    register_source,
+    user_frame,
+)
 from dpclaims.property_tests.strategies import neighbouring_datasets
 from dpclaims.testing import property_test, record_strategy, select_and_audit
-
-#: Files of the user's code loaded by :func:`load_variant` (variants, queries, claims
-#: files' modules): an exception raised from them is the user's (bad input, exit 2).
-USER_SOURCES: set[str] = set()
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[2])
-
-
-def _register_source(module) -> None:
-    file = getattr(module, "__file__", None)
-    if file and not str(Path(file).resolve()).startswith(_PACKAGE_DIR):
-        USER_SOURCES.add(str(Path(file).resolve()))
-
-
-def user_frame(exc: BaseException) -> tuple[str, int, str] | None:
-    """(file, line, function) of the innermost frame of ``exc``'s traceback in the user's
-    code (:data:`USER_SOURCES`), following ``__cause__`` / ``__context__`` and the text
-    of a traceback sent back by a worker process; None when the user's code is not in it.
-    """
-    import re
-    import traceback
-
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        found = None
-        for frame in traceback.extract_tb(exc.__traceback__):
-            if str(Path(frame.filename).resolve()) in USER_SOURCES:
-                found = (frame.filename, frame.lineno, frame.name)
-        if found:
-            return found
-        text = str(exc) if type(exc).__name__ == "_RemoteTraceback" else ""
-        for m in re.finditer(r'File "([^"]+)", line (\d+), in (\S+)', text):
-            if str(Path(m.group(1)).resolve()) in USER_SOURCES:
-                found = (m.group(1), int(m.group(2)), m.group(3))
-        if found:
-            return found
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-def describe_user_error(exc: BaseException) -> str | None:
-    """One line naming the user's file, line and the exception, or None when the
-    exception did not come from the user's code (:func:`user_frame`)."""
-    where = user_frame(exc)
-    if where is None:
-        return None
-    file, line, func = where
-    return f"{file}:{line} (in {func}): {type(exc).__name__}: {exc}"
 
 
 def load_variant(spec: str, as_mechanism: bool = True):
@@ -178,7 +136,7 @@ def load_variant(spec: str, as_mechanism: bool = True):
             raise InputError(f"expected FILE.py:OBJECT or package.module:OBJECT, got {spec!r}")
         try:
             module = importlib.import_module(file)
-            _register_source(module)
+            register_source(module)
         except ModuleNotFoundError as exc:
             raise InputError(f"variant module not found: {file} ({exc})") from exc
         except Exception as exc:

@@ -33,13 +33,11 @@ from dpclaims.audits.mechanism import (
     replace_record,
 )
 from dpclaims.audits.vips import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
-from dpclaims.claims import CheckTimer, InputError, Verdict
+from dpclaims.claims import CheckTimer, Verdict
 from dpclaims.claims.catalogues.vips import CLAIMS, READINGS
 from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
 from dpclaims.claims.checks.privacy_numbers import catalogue, check_catalogue
-from dpclaims.claims.checks.vips_blr_sbn_accuracy import BUDGETS as BLR_SBN_BUDGETS
 from dpclaims.claims.checks.vips_blr_sbn_accuracy import check_blr_accuracy, check_sbn_accuracy
-from dpclaims.claims.checks.vips_lda_accuracy import BUDGETS as LDA_BUDGETS
 from dpclaims.claims.checks.vips_lda_accuracy import check_lda_accuracy
 from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
 from dpclaims.property_tests.sensitivity import check_sensitivity
@@ -438,33 +436,17 @@ def check_audits(n_trials: int, seed: int) -> list[Verdict]:
 
 # --------------------------------------------------------------------------- the report
 
-BUDGETS = {
-    # smoke exists for the project's tests: every check runs, small; the accounting
-    # catalogue on its first two VIPS entries only.
-    "smoke": {"examples": 25, "audit_trials": 20_000, "catalogue": 2,
-              **LDA_BUDGETS["smoke"], **BLR_SBN_BUDGETS["smoke"]},
-    "quick": {"examples": 150, "audit_trials": 2_000_000, "catalogue": None,
-              **LDA_BUDGETS["quick"], **BLR_SBN_BUDGETS["quick"]},
-    "standard": {"examples": 600, "audit_trials": 5_000_000, "catalogue": None,
-                 **LDA_BUDGETS["standard"], **BLR_SBN_BUDGETS["standard"]},
-    "full": {"examples": 2_000, "audit_trials": 20_000_000, "catalogue": None,
-             **LDA_BUDGETS["full"], **BLR_SBN_BUDGETS["full"]},
-}
-
-
-def run_vips_audit(budget_name: str, seed: int, tick=lambda name: None, *, data_dir=None,
+def run_vips_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
                    out_dir=None, include_catalogue: bool = True):
-    """Every VIPS check implemented so far; returns (verdicts, sections, meta, timings).
+    """Every VIPS check; returns (verdicts, sections, meta, timings).
 
-    ``data_dir``: the papers' data (Wikipedia, Adult) for the accuracy checks; ``out_dir``:
-    where figures go; ``include_catalogue``: add the reported epsilons' verdicts (the
-    accounting catalogue's vips/eps-* entries).
-
-    Raises InputError for an unknown budget.
+    ``budget``: a :class:`~dpclaims.claims.catalogues.vips.VipsBudget`; ``data_dir``: the
+    papers' data (Wikipedia, Adult) for the accuracy checks; ``out_dir``: where figures
+    go; ``include_catalogue``: add the reported epsilons' verdicts (the accounting
+    catalogue's vips/eps-* entries).
     """
-    if budget_name not in BUDGETS:
-        raise InputError(f"budget must be one of {tuple(BUDGETS)}, got {budget_name!r}")
-    b = BUDGETS[budget_name]
+    budget_name = budget.name
+    b = budget.values()
     verdicts = []
     timed = CheckTimer(tick)
     timings = timed.timings

@@ -119,6 +119,7 @@ from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.analysis.paired_tests import sign_test as _sign_test
 from dpclaims.claims import InputError, Verdict
 from dpclaims.claims.catalogues.vips import ACCURACY_CLAIMS as CLAIMS
+from dpclaims.claims.catalogues.vips import BUDGETS as VIPS_BUDGETS
 from dpclaims.claims.kernel import decide_by_tests, not_checkable
 from dpclaims.experiments.vips_blr_sbn import (
     BLR_DELTA,
@@ -141,13 +142,10 @@ from dpclaims.experiments.vips_blr_sbn import (
 PAPER = "VIPS (vips.txt)"
 
 
-BUDGETS = {
-    "smoke": {"blr_seeds": 4, "blr_iterations": 30, "sbn_seeds": 6, "sbn_iterations": 10},
-    "quick": {"blr_seeds": 10, "blr_iterations": 100, "sbn_seeds": 10, "sbn_iterations": 15},
-    "standard": {"blr_seeds": 20, "blr_iterations": 100, "sbn_seeds": 10,
-                 "sbn_iterations": 30},
-    "full": {"blr_seeds": 20, "blr_iterations": 100, "sbn_seeds": 20, "sbn_iterations": 60},
-}
+# the BLR and SBN part of VIPS's budgets (dpclaims.claims.catalogues.vips.BUDGETS)
+BUDGETS = {name: {k: getattr(b, k) for k in ("blr_seeds", "blr_iterations", "sbn_seeds",
+                                             "sbn_iterations")}
+           for name, b in VIPS_BUDGETS.items()}
 
 LEVEL = 0.05
 

@@ -105,6 +105,7 @@ from dpclaims.analysis.paired_tests import (
     paired_comparison,
 )
 from dpclaims.claims import Claim, Verdict
+from dpclaims.claims.catalogues.vips import BUDGETS as VIPS_BUDGETS
 from dpclaims.claims.catalogues.vips import LDA_CLAIMS as CLAIMS
 from dpclaims.claims.kernel import decide_by_tests, undecided
 from dpclaims.experiments.vips_lda import (
@@ -124,12 +125,9 @@ from dpclaims.experiments.vips_lda import (
 PAPER = "VIPS (vips.txt)"
 
 
-BUDGETS = {
-    "smoke": {"lda_seeds": 2, "lda_epochs": 1},
-    "quick": {"lda_seeds": 5, "lda_epochs": 2},
-    "standard": {"lda_seeds": 10, "lda_epochs": 3},
-    "full": {"lda_seeds": 20, "lda_epochs": 5},
-}
+# the LDA part of VIPS's budgets (dpclaims.claims.catalogues.vips.BUDGETS)
+BUDGETS = {name: {"lda_seeds": b.lda_seeds, "lda_epochs": b.lda_epochs}
+           for name, b in VIPS_BUDGETS.items()}
 
 
 FIGURE = "lda_perplexity.png"
