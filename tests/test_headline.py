@@ -72,13 +72,25 @@ def test_results_json_has_one_claim_record_per_claim_and_validates(tmp_path):
     assert "<nav><b>Contents</b>" in html and "budget None" not in md
 
 
-def test_readings_that_are_not_the_papers_are_recognised_by_name():
-    from dpclaims.claims.core import is_text_reading
+def test_a_readings_kind_is_declared_never_read_off_its_name():
+    from dpclaims.claims.core import Reading, ReadingKind
 
-    assert is_text_reading("as-printed") and is_text_reading("paper σ, sep-invariant")
-    for r in ("sep-invariant-recalibrated", "honest σ, as-printed",
-              "real sampling: shuffled pass, order known to the adversary"):
-        assert not is_text_reading(r)
-    inferred = Verdict(C, "real sampling: shuffled pass, order known to the adversary",
-                       "refuted", "s", certificate=True)
-    assert inferred.text_reading is False and inferred.to_dict()["text_reading"] is False
+    # a plain string is a reading of the paper's text, whatever it says
+    plain = Verdict(C, "real sampling: shuffled pass, order known to the adversary",
+                    "refuted", "s", certificate=True)
+    assert plain.text_reading is True
+    known = Reading("order known to the adversary", ReadingKind.STRONGER_THREAT_MODEL)
+    v = Verdict(C, known, "refuted", "s", certificate=True)
+    assert v.text_reading is False
+    assert v.to_dict()["reading_kind"] == "stronger-threat-model"
+    assert v.to_dict()["reading"] == "order known to the adversary"
+    fixed = Reading("sep-invariant-recalibrated", ReadingKind.CORRECTION)
+    assert Reading("paper σ").joined(fixed).kind is ReadingKind.CORRECTION
+    assert Reading("paper σ").joined("as-printed").kind is ReadingKind.TEXT
+    assert fixed.joined(known).kind is ReadingKind.CORRECTION
+    import pickle
+
+    again = pickle.loads(pickle.dumps(fixed))
+    assert again == fixed and again.kind is ReadingKind.CORRECTION
+    with pytest.raises(ValueError):
+        Reading("")

@@ -1,6 +1,7 @@
 """The claims layer: claims and verdicts as values, and the headline rule.
 
 :class:`Claim` (one quoted statement of a paper, of one of the :data:`CLAIM_KINDS`),
+:class:`Reading` (a reading's name with its declared :class:`ReadingKind`),
 :class:`Verdict` (the outcome of its check under one reading), :class:`InputError`
 (bad user input, CLI exit 2),
 :class:`CheckTimer`, and :func:`headline` / :func:`claims_summary` (one bottom line
@@ -8,7 +9,16 @@ per claim, :data:`HEADLINE_RULE`), :func:`exit_code` and the ``EXIT_*`` codes; t
 kernel is :mod:`dpclaims.claims.kernel`.
 """
 
-from dpclaims.claims.core import CLAIM_KINDS, VERDICTS, CheckTimer, Claim, InputError, Verdict
+from dpclaims.claims.core import (
+    CLAIM_KINDS,
+    VERDICTS,
+    CheckTimer,
+    Claim,
+    InputError,
+    Reading,
+    ReadingKind,
+    Verdict,
+)
 from dpclaims.claims.headline import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -22,7 +32,8 @@ from dpclaims.claims.headline import (
     headline,
 )
 
-__all__ = ["CLAIM_KINDS", "VERDICTS", "CheckTimer", "Claim", "InputError", "Verdict",
+__all__ = ["CLAIM_KINDS", "VERDICTS", "CheckTimer", "Claim", "InputError", "Reading",
+           "ReadingKind", "Verdict",
            "HEADLINE_RULE", "claims_summary", "headline", "exit_code", "EXIT_OK",
            "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_NOT_CHECKED", "EXIT_INTERNAL",
            "EXIT_INTERRUPTED"]

@@ -1,4 +1,5 @@
-"""The vocabulary of the claims layer: claims, verdicts and their evidence (DESIGN.md).
+"""The vocabulary of the claims layer: claims, readings, verdicts and their evidence
+(docs/architecture.md).
 
 A :class:`Claim` is one checkable statement from a paper, quoted exactly. Its
 check produces one :class:`Verdict` per reading of the paper it rests on. A
@@ -27,28 +28,69 @@ import pickle
 import time
 import traceback
 from dataclasses import dataclass, field
+from enum import Enum
 
 from dpclaims.analysis.validation import InputError  # noqa: F401  (re-exported)
 
 VERDICTS = ("holds", "refuted", "inconclusive", "not-checkable")
 
 
-# Readings that are not the paper's, as they appear in reading names: the suite's own
-# corrections (DP-SEP's noise recalibrated to the true sensitivity of SEP's update,
-# algorithms.sep; the honest accounting of a shuffled pass, experiments.dpsep_bnn.HONEST_SIGMA)
-# and a threat model stronger than the paper's (the order of a shuffled pass released
-# to the adversary: exact composition there, only an upper bound for the hidden
-# shuffle the papers' algorithms perform).
-CORRECTED_READINGS = ("sep-invariant-recalibrated", "honest σ",
-                      "order known to the adversary")
+class ReadingKind(str, Enum):
+    """Whose reading a verdict rests on (:class:`Reading`)."""
+
+    #: what the paper's text (or its released code) says, or a reading it admits
+    TEXT = "text"
+    #: the suite's own correction of the paper (e.g. the noise recalibrated to the true
+    #: sensitivity, the honest accounting of a shuffled pass)
+    CORRECTION = "correction"
+    #: a threat model stronger than the paper's (e.g. the order of a shuffled pass
+    #: released to the adversary)
+    STRONGER_THREAT_MODEL = "stronger-threat-model"
 
 
-def is_text_reading(reading: str) -> bool:
-    """False when ``reading`` names one of :data:`CORRECTED_READINGS` (the suite's own
-    corrections of the paper, or a threat model stronger than the paper's), True for
-    every other reading (the paper's text or a reading it admits)."""
-    return not any(c in reading for c in CORRECTED_READINGS)
+class Reading(str):
+    """A reading's name (it is a ``str``) with its :class:`ReadingKind`.
 
+    Declared where the reading is defined (a catalogue, a check), never inferred from
+    the name. A plain ``str`` given as a verdict's reading is a reading of the paper's
+    text. ``Reading("sep-invariant-recalibrated", ReadingKind.CORRECTION)``.
+
+    Raises
+    ------
+    ValueError
+        An empty name or an unknown kind.
+    """
+
+    kind: ReadingKind
+
+    def __new__(cls, name: str, kind: ReadingKind | str = ReadingKind.TEXT):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a reading needs a non-empty name, got {name!r}")
+        obj = super().__new__(cls, name)
+        obj.kind = ReadingKind(kind)
+        return obj
+
+    def __reduce__(self):
+        return (Reading, (str(self), self.kind))
+
+    @property
+    def is_text(self) -> bool:
+        return self.kind is ReadingKind.TEXT
+
+    def joined(self, other: str, sep: str = "; ") -> Reading:
+        """``self + sep + other`` as one reading: a reading of the paper's text only if
+        both parts are (a correction or a stronger threat model in either part wins;
+        CORRECTION before STRONGER_THREAT_MODEL when both)."""
+        kinds = {reading_kind(self), reading_kind(other)}
+        kind = next((k for k in (ReadingKind.CORRECTION, ReadingKind.STRONGER_THREAT_MODEL)
+                     if k in kinds), ReadingKind.TEXT)
+        return Reading(f"{self}{sep}{other}", kind)
+
+
+def reading_kind(reading: str) -> ReadingKind:
+    """The kind of ``reading``: its declared kind for a :class:`Reading`, TEXT for a
+    plain ``str``."""
+    return reading.kind if isinstance(reading, Reading) else ReadingKind.TEXT
 
 
 #: What a claim states, which fixes how it is checked (``Claim.kind``).
@@ -109,11 +151,11 @@ class Verdict:
 
     ``evidence`` holds the numbers (JSON-able), ``sentence`` what a reviewer reads,
     ``certificate`` whether the deciding number is a certificate (vs an estimate).
-    ``text_reading`` is False for a reading that is the suite's own correction of
-    the paper (e.g. noise recalibrated to the true sensitivity, the honest
-    accounting) rather than what the paper's text says or admits: such a reading
+    ``text_reading`` is False for a reading that is not the paper's (a
+    :class:`Reading` of kind CORRECTION or STRONGER_THREAT_MODEL): such a reading
     never decides a claim's headline verdict (:func:`~dpclaims.claims.headline`).
-    Left as None it is inferred from the reading's name (:func:`is_text_reading`).
+    Left as None it is the reading's declared kind (:func:`reading_kind`; a plain
+    ``str`` is a reading of the paper's text).
     """
 
     claim: Claim
@@ -131,7 +173,7 @@ class Verdict:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if self.text_reading is None:
-            self.text_reading = is_text_reading(self.reading)
+            self.text_reading = reading_kind(self.reading) is ReadingKind.TEXT
 
     def to_dict(self) -> dict:
         return {
@@ -140,7 +182,8 @@ class Verdict:
             "location": self.claim.location,
             "statement": self.claim.statement,
             "check": self.claim.check,
-            "reading": self.reading,
+            "reading": str(self.reading),
+            "reading_kind": reading_kind(self.reading).value,
             "verdict": self.verdict,
             "sentence": self.sentence,
             "certificate": self.certificate,

@@ -64,7 +64,7 @@ def headline(verdicts: list[Verdict]) -> tuple[str, str, str | None]:
                 f"reading(s) refute it){note}: {first.sentence}{extra}", first.reading)
     kinds = [v.verdict for v in deciding]
     if all(k == "holds" for k in kinds):
-        return ("holds", f"Holds under every reading checked ({n}){note}.", None)
+        return ("holds", f"Holds under every reading checked ({n}){note}.{extra}", None)
     if all(k == "not-checkable" for k in kinds):
         return ("not-checkable", f"Not checkable under any reading ({n}){note}: "
                 f"{deciding[0].sentence}", None)

@@ -15,6 +15,7 @@ from dpclaims.algorithms.datasets import load_uci_standardised, standardise_on_t
 from dpclaims.algorithms.pbp import PBPConfig, fit_pbp, regression_test_metrics
 from dpclaims.algorithms.sep import DPSEPParams
 from dpclaims.analysis.accounting import composed_gaussian_sigma
+from dpclaims.analysis.seeds import rng_for, seed_sequence
 from dpclaims.analysis.validation import check_count
 from dpclaims.experiments.dpsep_calibration import DELTA, paper_sigma
 
@@ -88,7 +89,7 @@ def load_uci_splits(data_dir, name: str, n_splits: int, max_train: int | None, s
     report); None keeps all of it.
     """
     parts, provenance = [], None
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 6_2, len(name)]))
+    rng = rng_for(seed, 62, "training subsample", name)
     for k in range(n_splits):
         s = load_uci_standardised(data_dir, UCI_FOLDERS[name], k)
         xtr, ytr = s["x_train"], s["y_train"]
@@ -130,7 +131,7 @@ def run_bnn_experiment(datasets: dict, *, epochs: int, vi_epochs: int, seed: int
     vi_epochs = check_count(vi_epochs, "vi_epochs")
     tick = progress or (lambda name: None)
     out = {}
-    for k, (name, (arrays, provenance)) in enumerate(datasets.items()):
+    for name, (arrays, provenance) in datasets.items():
         xtr, ytr, xte, yte, my, sy = arrays
         r, n, _ = xtr.shape
         hidden = HIDDEN.get(name, 50)
@@ -142,25 +143,23 @@ def run_bnn_experiment(datasets: dict, *, epochs: int, vi_epochs: int, seed: int
             configs[label] = PBPConfig(method=method, n_hidden=hidden, epochs=epochs,
                                        dpsep=params)
         res = {}
-        for j, (label, cfg) in enumerate(configs.items()):
+        for label, cfg in configs.items():
             if methods is not None and label not in methods:
                 continue
             tick(f"BNN {name}: {label}")
             t0 = time.perf_counter()
-            fit = fit_pbp(xtr, ytr, cfg, np.random.default_rng(
-                np.random.SeedSequence([seed, 62, k, j])))
+            fit = fit_pbp(xtr, ytr, cfg, rng_for(seed, 62, name, label))
             mean, var = fit.predict(xte)  # run r on its own test inputs xte[r]
             rmse, ll = _metrics(mean, var, yte, my, sy)
             res[label] = {"rmse": rmse, "loglik": ll, "info": _jsonable(fit.info),
                           "seconds": round(time.perf_counter() - t0, 1)}
-        for j, (label, fitter) in enumerate((("VI", fit_bnn_vi), ("point estimate",
-                                                                  fit_bnn_point))):
+        for label, fitter in (("VI", fit_bnn_vi), ("point estimate", fit_bnn_point)):
             if methods is not None and label not in methods:
                 continue
             tick(f"BNN {name}: {label}")
             t0 = time.perf_counter()
             fit = fitter(xtr, ytr, n_hidden=hidden, epochs=vi_epochs,
-                         seed=int(np.random.SeedSequence([seed, 63, k, j]).generate_state(1)[0]))
+                         seed=int(seed_sequence(seed, 63, name, label).generate_state(1)[0]))
             mean, var = fit.predict(xte)  # run r on its own test inputs xte[r]
             rmse, ll = _metrics(mean, var, yte, my, sy)
             res[label] = {"rmse": rmse, "loglik": ll, "info": _jsonable(fit.info),

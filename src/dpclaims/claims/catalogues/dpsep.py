@@ -9,12 +9,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpclaims.claims import Claim
+from dpclaims.claims import Claim, Reading, ReadingKind
 from dpclaims.claims.catalogues.reported_privacy import ReportedPrivacy
 from dpclaims.claims.paper import Budget as PaperBudget
 from dpclaims.experiments.dpsep_calibration import DELTA  # noqa: F401  (the paper's delta)
 
 PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
+
+# The readings of DP-SEP that are not the paper's, declared once with their kind: the
+# suite's corrections (the noise recalibrated to the true sensitivity of SEP's update,
+# dpclaims.algorithms.sep; the honest sigma of a shuffled pass,
+# dpclaims.experiments.dpsep_bnn) and a threat model stronger than the paper's (the pass
+# order released to the adversary). Every other reading is the paper's text.
+SEP_RECALIBRATED = Reading("sep-invariant-recalibrated", ReadingKind.CORRECTION)
+HONEST_SIGMA = Reading("honest σ", ReadingKind.CORRECTION)
+ORDER_KNOWN = Reading("pass order known to the adversary", ReadingKind.STRONGER_THREAT_MODEL)
+_DECLARED = {str(r): r for r in (SEP_RECALIBRATED, HONEST_SIGMA, ORDER_KNOWN)}
+
+
+def reading(*parts: str, sep: str = ", ") -> Reading:
+    """The reading named by ``parts`` joined with ``sep``, typed: a part that is one of
+    the declared readings above (by its exact name) carries its kind; any other part
+    is a reading of the paper's text (:meth:`Reading.joined`).
+
+    Raises ValueError for no parts."""
+    if not parts:
+        raise ValueError("a reading needs at least one part")
+    out = None
+    for part in parts:
+        r = part if isinstance(part, Reading) else _DECLARED.get(part, Reading(part))
+        out = r if out is None else out.joined(r, sep)
+    return out
 
 
 CLAIMS = {

@@ -46,16 +46,19 @@ from dpclaims.analysis.gaussian import (
     unflatten_natural,
 )
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
+from dpclaims.analysis.seeds import rng_for
 from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.claims import CheckTimer, InputError, Verdict
 from dpclaims.claims.catalogues.dpsep import (
     CLAIMS,
     DELTA,
+    ORDER_KNOWN,
     PAPER,
     PAPER_SETTINGS,
     Budget,
 )
+from dpclaims.claims.catalogues.dpsep import reading as typed_reading
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds
 from dpclaims.claims.kernel import Bound, Claimed, Part, decide_all
 from dpclaims.experiments.dpsep_calibration import (
@@ -201,7 +204,7 @@ def check_prop2(budget: Budget, seed: int, extra_settings=()) -> tuple[list[Verd
                 lower=False)
             hidden.append(Part(label, claimed, None, upper))
         verdicts.append(decide_all(
-            claim, f"{reading}; pass order known to the adversary", known,
+            claim, typed_reading(reading, ORDER_KNOWN, sep="; "), known,
             context=common + (" This ε is exact when the pass order is known to the "
                               "adversary (a fixed-order pass, or a permutation the adversary "
                               "sees)."),
@@ -417,7 +420,7 @@ def check_empirical_audit(data: RegressionData, budget: Budget, seed: int, out_d
                 "fixed-order pass) already leaks more than the paper's budget for all T "
                 "epochs.")
         verdicts.append(audit_verdict(
-            claim, reading, res,
+            claim, typed_reading(reading), res,
             source=(f"Clopper-Pearson audit of one DP-SEP step, {budget.audit_trials} trials "
                     f"per dataset, worst-case canary pair"),
             context=context, evidence=ev, seed=seed, budget=budget.name,
@@ -451,9 +454,8 @@ def reference_runs(datasets, budget: Budget, seed: int, out_dir: Path,
                    epsilon: float = 1.0, epochs_claim: int = 40) -> dict:
     """EP (probit only), SEP, clipped SEP and DP-SEP on real data, per reading."""
     rows, traces = [], {}
-    datasets = [_subsample(data, budget.reference_max_records, seed, k)
-                for k, data in enumerate(datasets)]
-    for k, data in enumerate(datasets):
+    datasets = [_subsample(data, budget.reference_max_records, seed) for data in datasets]
+    for data in datasets:
         lik = _likelihood(data)
         theta_0, prior_text = prior_natural(data.dim, 1.0)
         n = data.n_train
@@ -464,8 +466,8 @@ def reference_runs(datasets, budget: Budget, seed: int, out_dir: Path,
         configs += [(f"DP-SEP ε={epsilon:g} [{r}]", DPSEPParams(1.0, 1.0, sigma, r))
                     for r in ("as-printed", "sep-invariant", "sep-invariant-recalibrated")]
         sep_ref = None
-        for j, (label, params) in enumerate(configs):
-            rng = np.random.default_rng(np.random.SeedSequence([seed, k, j]))
+        for label, params in configs:
+            rng = rng_for(seed, "reference run", data.name, label)
             run = run_sep(data.x_train, data.y_train, lik, theta_0, epochs=budget.epochs,
                           n_trials=budget.run_trials, params=params, rng=rng)
             metrics = _metrics(run.theta_q, data, lik)
@@ -476,7 +478,7 @@ def reference_runs(datasets, budget: Budget, seed: int, out_dir: Path,
                          metrics["kl_to_sep"], run.n_projections])
             traces[(data.name, label)] = _trace_metric(run.trace, data, lik)
         if data.task == "classification":
-            rng = np.random.default_rng(np.random.SeedSequence([seed, k, 99]))
+            rng = rng_for(seed, "reference run", data.name, "EP")
             ep = run_ep(data.x_train, data.y_train, lik, theta_0, epochs=budget.epochs,
                         n_trials=budget.run_trials, rng=rng)
             m = _metrics(ep.theta_q, data, lik)
@@ -502,11 +504,11 @@ def reference_runs(datasets, budget: Budget, seed: int, out_dir: Path,
     }
 
 
-def _subsample(data: RegressionData, cap: int | None, seed: int, k: int) -> RegressionData:
+def _subsample(data: RegressionData, cap: int | None, seed: int) -> RegressionData:
     """``data`` with at most ``cap`` training rows (a seeded random subset, stated)."""
     if cap is None or data.n_train <= cap:
         return data
-    keep = np.random.default_rng(np.random.SeedSequence([seed, 77, k])).choice(
+    keep = rng_for(seed, "reference subsample", data.name).choice(
         data.n_train, cap, replace=False)
     return replace(data, x_train=data.x_train[keep], y_train=data.y_train[keep],
                    preprocessing=data.preprocessing + f"; training set subsampled to {cap} "

@@ -36,6 +36,7 @@ import numpy as np
 
 from dpclaims.analysis.paired_tests import min_pairs, sign_test
 from dpclaims.claims import Verdict
+from dpclaims.claims.catalogues.dpsep import reading as typed_reading
 from dpclaims.claims.catalogues.dpsep_tables import (
     _UCI,
     _V1_COLS,
@@ -448,7 +449,7 @@ def bnn_statement_verdicts(results: dict, seed: int, budget: str, protocol: str,
             seed, budget, context=extra, stand_in=stand_in))
 
     for dp in _dpsep_labels(any_methods):
-        reading = dp[len("DP-SEP ["):-1]
+        reading = typed_reading(*dp[len("DP-SEP ["):-1].split(", "))
         per = {}
         for s in sets:
             margin = _bnn_margin(s)
@@ -474,7 +475,7 @@ def bnn_statement_verdicts(results: dict, seed: int, budget: str, protocol: str,
                  f"DP-SEP's test RMSE is below the point estimate's on more than half of "
                  f"{len(per)} set(s)")
     for cl in _clipped_labels(any_methods):
-        reading = cl[len("SEP clipped ["):-1]
+        reading = typed_reading(*cl[len("SEP clipped ["):-1].split(", "))
         per = {s: less_tests(metric(s, cl), metric(s, "SEP")) for s in sets}
         emit("bnn-clipping-reduces-rmse", reading, per, "most",
              f"clipped SEP's test RMSE is below SEP's on more than half of {len(per)} set(s)")
@@ -547,7 +548,7 @@ def mog_statement_verdicts(runs: dict, seed: int, budget: str) -> list[Verdict]:
             seed, budget, context=f" ({what})"))
 
     for (acct, r), items in by_reading.items():
-        reading = f"{acct}, {r}"
+        reading = typed_reading(acct, r)
         eps = sorted(items[0][1]["settings"]["epsilons"])
         # privacy trade-off: F-norm(eps_small) > F-norm(eps_large) > ... > SEP
         per = {}

@@ -54,8 +54,9 @@ from dpclaims.analysis.kl_tail_bound import (
     quantile_interval,
     sample_noise,
 )
-from dpclaims.claims import Verdict
+from dpclaims.claims import Reading, Verdict
 from dpclaims.claims.catalogues.dpsep import CLAIMS, CLAIMS_THM41_REMARKS, Budget
+from dpclaims.claims.catalogues.dpsep import reading as typed_reading
 from dpclaims.claims.kernel import (
     Bound,
     Claimed,
@@ -405,7 +406,8 @@ def _scaling_verdicts(budget, seed, results, n_values, sigma1, norm_ok):
                "s the natural-parameter noise std σ(N)·Δ, σ(N) falling with N under the "
                "paper's calibration)." if math.isfinite(hi) and hi < -1.0 else ""))
         verdicts.append(decide(
-            claim, f"median KL, DP-SEP natural-parameter noise, sensitivity '{reading}'",
+            claim, Reading(f"median KL, DP-SEP natural-parameter noise, sensitivity "
+                           f"'{reading}'", typed_reading(reading).kind),
             claimed, lower=lower, upper=upper, estimates=estimates, context=context,
             evidence={"n_values": list(n_values), "slope": {
                 kk: v for kk, v in sl.items()}, "per_n": [
@@ -460,8 +462,9 @@ def _dpsep_thm_verdicts(budget, seed, results, sigma1):
                     + " The theorem's hypothesis (iid Gaussian moment noise) does not hold "
                     "for this noise." + noise_txt)
                 verdicts.append(decide_all(
-                    claim, f"DP-SEP natural-parameter noise ({reading}); σ1, σ2 by {match}; "
-                           f"tail={tail}, v(Z)=as-printed", parts, context=context,
+                    claim, Reading(f"DP-SEP natural-parameter noise ({reading}); σ1, σ2 by "
+                                   f"{match}; tail={tail}, v(Z)=as-printed",
+                                   typed_reading(reading).kind), parts, context=context,
                     evidence={"per_n": [{"N": e["N"], "noise_std": e["noise_std"],
                                          "frac_not_pd": e["frac_not_pd"],
                                          "moment_noise": e["moment_noise"],
@@ -529,7 +532,8 @@ def _broadness_part(budget, seed, sigmas, results, sigma1, out_dir):
         for i, c in enumerate(BROADNESS):
             samples[i] = _natural_draws(c * base, s, n,
                                         np.random.SeedSequence([seed, 41, 8, r, i])).kl
-        series[f"DP-SEP natural-parameter noise ({reading}, s = {s:.3g})"] = samples
+        series[Reading(f"DP-SEP natural-parameter noise ({reading}, s = {s:.3g})",
+                       typed_reading(reading).kind)] = samples
     summary = {}
     for name, samp in series.items():
         med, lo, hi = quantile_interval(samp, 0.5, alpha_each)
@@ -575,7 +579,8 @@ def _broadness_part(budget, seed, sigmas, results, sigma1, out_dir):
             + "; P(Σp not PD) "
             + ", ".join(f"{f:.3g}" for f in sm["frac_not_pd"]) + ".")
         verdicts.append(decide(
-            claim, f"true KL, {name}", claimed, lower=lower, upper=upper, context=context,
+            claim, typed_reading("true KL", name), claimed, lower=lower, upper=upper,
+            context=context,
             evidence={"c": BROADNESS, **sm}, seed=seed, budget=budget.name,
             figures=["thm41_broadness.png"]))
     _plot_broadness(bound_fixed, summary, out_dir / "thm41_broadness.png")

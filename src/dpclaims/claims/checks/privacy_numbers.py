@@ -57,7 +57,7 @@ from __future__ import annotations
 import itertools
 
 from dpclaims.analysis import accounting as acc
-from dpclaims.claims import Verdict
+from dpclaims.claims import Reading, ReadingKind, Verdict
 from dpclaims.claims.catalogues.dpsep import privacy_numbers as _dpsep_entries
 from dpclaims.claims.catalogues.reported_privacy import REPORTED, ReportedPrivacy
 from dpclaims.claims.checks.bounds import epsilon_bounds
@@ -195,7 +195,8 @@ def _readings(entry) -> list[tuple[str, str, bool]]:
         return [("as-reported", "paper", True)]
     out = [(f"paper's accounting: {entry.paper_sampling}", "paper", True)]
     if entry.real_sampling == "shuffle":
-        out += [("real sampling: shuffled pass, order known to the adversary", "real", True),
+        out += [(Reading("real sampling: shuffled pass, order known to the adversary",
+                         ReadingKind.STRONGER_THREAT_MODEL), "real", True),
                 ("real sampling: shuffled pass, hidden order", "real", False)]
     else:
         out.append((f"real sampling: {entry.real_sampling}", "real", True))

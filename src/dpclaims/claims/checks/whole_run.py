@@ -44,7 +44,7 @@ from dpclaims.audits.whole_run import (
     validate_algorithm,
 )
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds, search_verdict
-from dpclaims.claims.core import Claim, InputError, Verdict
+from dpclaims.claims.core import Claim, InputError, Reading, ReadingKind, Verdict
 from dpclaims.claims.kernel import Claimed, decide, not_checkable
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import neighbouring_datasets
@@ -147,7 +147,8 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
         The event is exact for an adversary who knows the pass order: the certified
         bracket of every accountant (e.g. the analytic Gaussian's). A threat model
         stronger than the claim's, so this reading is shown and never decides the
-        claim's headline (:data:`~dpclaims.claims.core.CORRECTED_READINGS`).
+        claim's headline (a :class:`~dpclaims.claims.core.Reading` of kind
+        STRONGER_THREAT_MODEL).
     ``as performed, hidden shuffle``
         For a hidden shuffle the event's epsilon is only an upper bound
         (:class:`~dpclaims.analysis.accounting.Sampling`): no certified lower bound, so
@@ -175,7 +176,8 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
     out = []
     # a shuffled pass's event (one Gaussian per epoch) is exact only when the order is
     # known; any other performed event is what is performed, and decides as it is
-    readings = ((("as performed, order known to the adversary", True),
+    readings = (((Reading("as performed, order known to the adversary",
+                          ReadingKind.STRONGER_THREAT_MODEL), True),
                  ("as performed, hidden shuffle", False))
                 if getattr(alg, "performed_is_shuffle", False) else (("as performed", None),))
     for reading, known in readings:
