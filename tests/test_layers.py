@@ -1,4 +1,5 @@
-"""The import structure (dpclaims.devtools.layers): DESIGN.md's arrows, no cycles."""
+"""The import structure (dpclaims.devtools.layers): the directions of docs/architecture.md,
+no cycles."""
 
 from __future__ import annotations
 

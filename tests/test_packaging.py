@@ -231,3 +231,21 @@ def test_lower_bounds_reject_a_dependency_without_one(monkeypatch, tmp_path):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     with pytest.raises(ValueError, match="'scipy'"):
         lower_bounds(dict(default_environment()))
+
+
+def test_a_paper_package_installs_and_is_audited_by_its_id(wheel, tmp_path):
+    """Issue 22: ``pip install ./examples/bs18_expfam`` beside the wheel in a fresh venv
+    registers the paper by entry point; one ``dpclaims audit --paper bs18`` writes a
+    report with a verdict and evidence for each of its claims."""
+    bin_dir = fresh_venv(tmp_path)
+    pip_install(bin_dir, wheel, ROOT / "examples" / "bs18_expfam", cwd=tmp_path)
+    assert "bs18" in check(run(bin_dir / "dpclaims", "papers", cwd=tmp_path))
+    out = tmp_path / "report"
+    res = run(bin_dir / "dpclaims", "audit", "--paper", "bs18", "--budget", "smoke",
+              "--out", out, cwd=tmp_path)
+    assert res.returncode == 1, res.stderr[-3000:]  # the multinomial release is refuted
+    data = json.loads((out / "results.json").read_text())
+    assert len(data["claims"]) == 7
+    assert all(c["readings"] and c["readings"][0]["evidence"] for c in data["claims"])
+    assert {c["id"]: c["verdict"] for c in data["claims"]}[
+        "bs18/multinomial-release-privacy"] == "refuted"

@@ -1,6 +1,6 @@
 """dpclaims: verify the privacy and accuracy claims of DP Bayesian inference algorithms.
 
-Layers (imports flow downwards only; see DESIGN.md):
+Layers (imports flow downwards only; see docs/architecture.md):
 ``analysis`` -> ``algorithms`` -> ``property_tests`` / ``audits`` -> ``claims`` -> ``reports``
 -> ``cli``; checked by ``python -m dpclaims.devtools.layers``.
 """

@@ -152,6 +152,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
     papers = resolve(paper)  # an unknown paper or a broken plugin: exit 2, before any work
     for p in papers:
         p.budget(budget)
+    label = paper if ":" not in paper else ",".join(p.id for p in papers)
     staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
     t0 = time.perf_counter()
     with staged as staging:
@@ -159,7 +160,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
 
         with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
             def tick(name):
-                show(f"[{paper}/{budget}] {name}", name)
+                show(f"[{label}/{budget}] {name}", name)
 
             verdicts, sections, meta, timings = run_papers(papers, budget, seed, staging,
                                                            data_dir, tick, workers)
@@ -172,10 +173,10 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
             "seconds per check": timings,
             "total seconds": round(time.perf_counter() - t0, 1),
         }
-        paths = write_report(staging, title=f"dpclaims audit: {paper}", meta=meta,
+        paths = write_report(staging, title=f"dpclaims audit: {label}", meta=meta,
                              verdicts=verdicts, sections=sections, run_info=run_info)
     paths = {k: staged.out / Path(v).name for k, v in paths.items()}
-    _print_summary(f"{paper}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
+    _print_summary(f"{label}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
                    paths)
     sys.exit(exit_code(verdicts))
 

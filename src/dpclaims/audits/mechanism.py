@@ -1,6 +1,6 @@
 """Mechanisms, privacy claims and neighbouring pairs: what an audit is run on.
 
-The vocabulary is DESIGN.md's. A **mechanism** is a randomised function of a
+The vocabulary is docs/architecture.md's. A **mechanism** is a randomised function of a
 dataset with a privacy claim; the library's protocol (:class:`Mechanism`) asks
 for a ``name``, a :class:`PrivacyClaim` and a vectorised
 ``release(data, rng, n) -> ndarray (n, ...)`` giving n independent outputs in one
@@ -135,7 +135,7 @@ class Sensitivity:
 
 @runtime_checkable
 class Mechanism(Protocol):
-    """The mechanism protocol (DESIGN.md, "Mechanism").
+    """The mechanism protocol (docs/architecture.md, "Adding an algorithm family").
 
     Required: ``name`` (str), ``claim`` (:class:`PrivacyClaim`) and
     ``release(data, rng, n) -> ndarray`` of shape ``(n, ...)``: n independent

@@ -47,7 +47,7 @@ never used: an estimate alone neither holds nor refutes).
 
 References
 ----------
-DESIGN.md ("The verdict kernel"); README, "What a verdict means".
+docs/architecture.md ("The verdict kernel"); README, "What a verdict means".
 """
 
 from __future__ import annotations

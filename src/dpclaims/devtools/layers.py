@@ -1,7 +1,7 @@
 """The import structure check: ``python -m dpclaims.devtools.layers``.
 
-DESIGN.md's arrows are the only import directions. Every ``dpclaims`` module is
-given a layer by its package:
+The import directions of docs/architecture.md are the only ones allowed. Every
+``dpclaims`` module is given a layer by its package:
 
 ======  ==============================================================
 0       ``dpclaims.analysis``
