@@ -79,9 +79,9 @@ def run_setting(s: Setting) -> list[dict]:
 
     from dpclaims.analysis import accounting as acc
     from dpclaims.analysis.validation import steps_for_epochs
-    from dpclaims.claims.catalogues.reported_privacy import REPORTED
     from dpclaims.claims.checks.privacy_numbers import check_reported
     from dpclaims.claims.kernel import Claimed
+    from dpclaims.papers.vips.privacy_numbers import ENTRIES as REPORTED
 
     steps, _ = steps_for_epochs(s.epochs, s.n, s.batch)
     plan = acc.Sampling(s.family, s.n, s.batch, steps=steps)

@@ -50,7 +50,7 @@ from dpclaims.algorithms.sep import DPSEPParams, run_sep
 from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.audits.mechanism import GaussianMechanism, PrivacyClaim, replace_one
-from dpclaims.claims.checks.dpsep import prior_natural
+from dpclaims.papers.dpsep.checks import prior_natural
 
 DELTA = 1e-5
 TARGET_SECONDS = 10.0

@@ -16,7 +16,7 @@ from dpclaims.algorithms.likelihoods import Probit
 from dpclaims.algorithms.sep import DPSEPParams, run_sep
 from dpclaims.audits.core import audit
 from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
-from dpclaims.claims.checks.dpsep import prior_natural
+from dpclaims.papers.dpsep.checks import prior_natural
 
 
 def main():

@@ -14,8 +14,10 @@ from pathlib import Path
 import dp_accounting
 
 from dpclaims.claims import CLAIM_KINDS, Claim
-from dpclaims.claims.catalogues import dpsep, dpvim, vips
-from dpclaims.claims.catalogues.reported_privacy import REPORTED
+from dpclaims.papers.accounting import catalogue as accounting_catalogue
+from dpclaims.papers.dpsep import catalogue as dpsep
+from dpclaims.papers.dpvim import catalogue as dpvim
+from dpclaims.papers.vips import catalogue as vips
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 RECORDED = Path(__file__).parent / "data" / "smoke_verdicts_seed2.json"
@@ -34,8 +36,7 @@ def catalogued_claims() -> list[Claim]:
 
 def test_catalogue_ids_are_unique_and_every_claim_is_checked():
     claims = catalogued_claims()
-    ids = [c.id for c in claims] + [e.id for e in REPORTED] + \
-        [e.id for e in dpsep.privacy_numbers()]
+    ids = [c.id for c in claims] + [e.id for e in accounting_catalogue()]
     assert len(claims) >= 35 and len(ids) == len(set(ids))
     assert [c.id for c in claims if c.kind not in CLAIM_KINDS] == []  # every kind declared
     checked = {cid for cid, _, _ in json.loads(RECORDED.read_text())["verdicts"]}
@@ -47,7 +48,7 @@ def test_catalogue_ids_are_unique_and_every_claim_is_checked():
 NEW_ENTRIES = """
 
 # --- what a contributor adds: two privacy numbers of a new setting, nothing else ---
-REPORTED = REPORTED + tuple(
+ENTRIES = ENTRIES + tuple(
     ReportedPrivacy(
         id="vips/eps-new-" + label, paper=_VIPS, location="Sec. 9 (a test's new claim)",
         statement="We obtain epsilon = %g." % eps, reported_epsilon=eps,
@@ -60,7 +61,7 @@ REPORTED = REPORTED + tuple(
 
 
 def test_adding_a_privacy_number_touches_one_file(tmp_path):
-    """Copy the package, append two entries to catalogues/reported_privacy.py only, and
+    """Copy the package, append two entries to papers/vips/privacy_numbers.py only, and
     run the accounting check from the copy: both are checked, the right number holds and
     half of it is refuted."""
     event = dp_accounting.SelfComposedDpEvent(
@@ -68,13 +69,14 @@ def test_adding_a_privacy_number_touches_one_file(tmp_path):
     right = dp_accounting.rdp.RdpAccountant().compose(event).get_epsilon(1e-5)
     shutil.copytree(SRC / "dpclaims", tmp_path / "dpclaims",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    catalogue = tmp_path / "dpclaims" / "claims" / "catalogues" / "reported_privacy.py"
+    catalogue = tmp_path / "dpclaims" / "papers" / "vips" / "privacy_numbers.py"
     catalogue.write_text(catalogue.read_text()
                          + NEW_ENTRIES.replace("RIGHT", repr(round(float(right), 4)))
                          .replace("HALF", repr(float(right) / 2)))
     script = textwrap.dedent("""
         import json
-        from dpclaims.claims.checks.privacy_numbers import catalogue, check_catalogue
+        from dpclaims.claims.checks.privacy_numbers import check_catalogue
+        from dpclaims.papers.accounting import catalogue
         new = [e for e in catalogue() if e.id.startswith("vips/eps-new-")]
         print(json.dumps({v.claim.id: v.verdict for v in check_catalogue(new)}))
     """)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from dpclaims.claims.catalogues.figures import caption
+from dpclaims.claims.registry import registered_papers
 from dpclaims.cli import _plan, main
+from dpclaims.reports.render import caption as caption_of
 
 RECORDED = Path(__file__).parent / "data" / "smoke_verdicts_seed2.json"
 
@@ -35,7 +36,12 @@ def test_all_papers_in_one_report(tmp_path):
     info = json.loads((tmp_path / "run_info.json").read_text())
     names = [n for part in info["seconds per check"].values() for n in part]
     assert [n for n, _ in _plan("all/smoke")] == names
-    # every figure has a caption, and the HTML report shows it under the figure
+    # every figure has a caption (its paper's Paper.captions), and the HTML report shows it
+    captions = {k: v for p in registered_papers() for k, v in p.captions.items()}
+
+    def caption(name):
+        return caption_of(name, captions)
+
     figures = {f for v in data["verdicts"] for f in v["figures"]}
     figures |= {f for s in data["sections"] for f in s.get("figures", [])}
     assert len(figures) >= 15 and [f for f in figures if caption(f) is None] == []

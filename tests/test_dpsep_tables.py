@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpclaims.claims.checks import dpsep_tables as T
+from dpclaims.papers.dpsep import checks_tables as T
 
 
 def test_printed_numbers_spot_checks():

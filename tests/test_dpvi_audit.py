@@ -1,5 +1,5 @@
 """Tests of the DPVI gradient-canary mechanism (``dpclaims.audits.dpvi``) and the DPVIm
-empirical-audit check (``dpclaims.claims.checks.dpvim_audit``).
+empirical-audit check (``dpclaims.papers.dpvim.checks_audit``).
 
 Every random procedure is seeded, so each test is deterministic. The audit tests state
 their false-alarm rate: a correct mechanism's certificate exceeds its (exact) claim with
@@ -20,7 +20,7 @@ from dpclaims.analysis.accounting import Sampling, account
 from dpclaims.audits.core import audit
 from dpclaims.audits.dpvi import DPVIGradientCanary
 from dpclaims.audits.mechanism import add_one, validate_mechanism
-from dpclaims.claims.checks.dpvim_audit import CLAIM, check_empirical_audit
+from dpclaims.papers.dpvim.checks_audit import CLAIM, check_empirical_audit
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "dpvim.txt"
 

@@ -5,8 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclaims.claims.checks import dpvim, dpvim_experiments
-from dpclaims.experiments import dpvim as dpvim_runs
+from dpclaims.papers.dpvim import checks as dpvim
+from dpclaims.papers.dpvim import checks_experiments as dpvim_experiments
+from dpclaims.papers.dpvim import experiments as dpvim_runs
 
 
 def test_every_dpvim_claim_is_quoted_exactly():

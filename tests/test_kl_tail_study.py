@@ -145,8 +145,8 @@ def test_loglog_slope_recovers_a_known_slope():
 
 # ------------------------------------------------------------------ verdict brackets
 def test_slope_bracket_on_synthetic_studies():
-    from dpclaims.claims.checks.dpsep_thm41 import slope_bracket
     from dpclaims.claims.kernel import judge
+    from dpclaims.papers.dpsep.checks_thm41 import slope_bracket
 
     rng = np.random.default_rng(8)
     n_values = np.array([100.0, 1000.0, 10000.0])
@@ -164,8 +164,8 @@ def test_slope_bracket_on_synthetic_studies():
 
 
 def test_shrink_bracket():
-    from dpclaims.claims.checks.dpsep_thm41 import shrink_bracket
     from dpclaims.claims.kernel import judge
+    from dpclaims.papers.dpsep.checks_thm41 import shrink_bracket
 
     assert judge(*shrink_bracket([5.0, 2.0, 1.0], [6.0, 3.0, 2.0])).verdict == "holds"
     assert judge(*shrink_bracket([1.0, 2.0, 7.0], [2.0, 3.0, 8.0])).verdict == "refuted"
@@ -179,8 +179,8 @@ def test_shrink_bracket():
 
 
 def test_tail_excess_part():
-    from dpclaims.claims.checks.dpsep_thm41 import tail_excess_part
     from dpclaims.claims.kernel import judge
+    from dpclaims.papers.dpsep.checks_thm41 import tail_excess_part
 
     a = np.array([0.1, 1.0, 10.0])
     ci = np.array([[0.5, 0.6], [0.05, 0.08], [0.0, 0.001]])
@@ -199,8 +199,8 @@ def test_tail_excess_part():
 
 # ------------------------------------------------------------------ smoke run
 def test_smoke_study_returns_verdicts_for_all_three_claims(tmp_path):
-    from dpclaims.claims.catalogues.dpsep import BUDGETS
-    from dpclaims.claims.checks.dpsep_thm41 import check_thm41_study
+    from dpclaims.papers.dpsep.catalogue import BUDGETS
+    from dpclaims.papers.dpsep.checks_thm41 import check_thm41_study
 
     verdicts, sections = check_thm41_study(BUDGETS["smoke"], 0, tmp_path)
     ids = {v.claim.id for v in verdicts}

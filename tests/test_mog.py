@@ -312,7 +312,7 @@ def test_nearest_and_hungarian_pairings_differ():
 
 # --------------------------------------------------------------------------- runner
 def test_runner_smoke(tmp_path):
-    from dpclaims.experiments.dpsep_mog import run_mog_experiment
+    from dpclaims.papers.dpsep.experiment_mog import run_mog_experiment
 
     out = run_mog_experiment(dim=2, epochs=1, n_runs=2, n_records=60, gibbs_samples=40,
                              gibbs_burn_in=20, gibbs_chains=2, seed=0, out_dir=tmp_path,

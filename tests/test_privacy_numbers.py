@@ -11,12 +11,9 @@ import dp_accounting
 import pytest
 
 from dpclaims.analysis.accounting import KINDS
-from dpclaims.claims.checks.dpsep import honest_epsilon
-from dpclaims.claims.checks.privacy_numbers import (
-    catalogue,
-    check_reported,
-    run_accounting_audit,
-)
+from dpclaims.claims.checks.privacy_numbers import check_reported
+from dpclaims.papers.accounting import catalogue, run_accounting_audit
+from dpclaims.papers.dpsep.checks import honest_epsilon
 
 PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
 ENTRIES = {e.id: e for e in catalogue()}

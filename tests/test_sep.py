@@ -472,13 +472,13 @@ def test_bad_counts_and_damping_raise():
 
 # --------------------------------------------------------------------------- the claims' verdicts
 def test_prop1_verdicts_search_refutes_but_never_certifies():
-    """Prop. 1 (dpclaims.claims.checks.dpsep.check_prop1): a search with no counterexample
+    """Prop. 1 (dpclaims.papers.dpsep.checks.check_prop1): a search with no counterexample
     is inconclusive (it gives a lower bound, no upper bound); SEP's own update is refuted
     by a shrunk counterexample."""
     from dataclasses import replace
 
-    from dpclaims.claims.catalogues.dpsep import BUDGETS
-    from dpclaims.claims.checks.dpsep import check_prop1
+    from dpclaims.papers.dpsep.catalogue import BUDGETS
+    from dpclaims.papers.dpsep.checks import check_prop1
 
     v = {x.reading: x for x in check_prop1(replace(BUDGETS["smoke"], property_examples=10), 0)}
     printed = v["as-printed"]
@@ -498,8 +498,8 @@ def test_prop2_verdicts_exact_composition_and_hidden_shuffle():
     upper bounds exist, so it is inconclusive (never refuted)."""
     from dataclasses import replace
 
-    from dpclaims.claims.catalogues.dpsep import BUDGETS
-    from dpclaims.claims.checks.dpsep import check_prop2
+    from dpclaims.papers.dpsep.catalogue import BUDGETS
+    from dpclaims.papers.dpsep.checks import check_prop2
 
     budget = replace(BUDGETS["smoke"], accounting_settings=0)
     verdicts, section = check_prop2(budget, 0, [("toy", 100, 5, 1.0)])

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpclaims.claims import InputError
-from dpclaims.claims.catalogues.claims_file import load_claims_file, privacy_entry
+from dpclaims.claims.claims_file import load_claims_file, privacy_entry
 from dpclaims.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "claims"

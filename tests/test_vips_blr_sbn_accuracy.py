@@ -1,4 +1,4 @@
-"""Tests of the VIPS BLR and SBN accuracy checks (dpclaims.claims.checks.vips_blr_sbn_accuracy)."""
+"""Tests of the VIPS BLR and SBN accuracy checks (dpclaims.papers.vips.checks_blr_sbn)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from dpclaims.claims import VERDICTS, InputError
-from dpclaims.claims.checks import vips_blr_sbn_accuracy as mod
-from dpclaims.claims.checks.vips_blr_sbn_accuracy import (
+from dpclaims.papers.vips import checks_blr_sbn as mod
+from dpclaims.papers.vips.checks_blr_sbn import (
     BLR_FIGURE,
     BUDGETS,
     CLAIMS,
@@ -27,7 +27,7 @@ from dpclaims.claims.checks.vips_blr_sbn_accuracy import (
     sbn_setting,
     trend_test,
 )
-from dpclaims.experiments.vips_lda import strong_composition_total
+from dpclaims.papers.vips.experiment_lda import strong_composition_total
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "vips.txt"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpclaims.claims.checks.vips import (
+from dpclaims.papers.vips.checks import (
     check_log_moment,
     exact_log_moment,
     log_moment_gap_exact,
@@ -44,7 +44,7 @@ def test_log_moment_verdicts_by_reading():
 def test_every_vips_claim_is_quoted_exactly():
     from pathlib import Path
 
-    from dpclaims.claims.checks.vips import CLAIMS
+    from dpclaims.papers.vips.checks import CLAIMS
 
     paper = Path(__file__).resolve().parents[2] / "shared" / "papers" / "vips.txt"
     if not paper.is_file():
@@ -55,7 +55,7 @@ def test_every_vips_claim_is_quoted_exactly():
 
 
 def test_blr_audit_uses_the_papers_claim_and_cannot_refute():
-    from dpclaims.claims.checks.vips import audit_blr_step
+    from dpclaims.papers.vips.checks import audit_blr_step
 
     step, pair, res, exact = audit_blr_step(20_000, 0)
     # the paper's reading: one Gaussian of multiplier sigma per step
@@ -74,7 +74,7 @@ def test_log_moment_gap_exact():
 
 
 def test_sensitivity_searches_without_counterexample_are_inconclusive():
-    from dpclaims.claims.checks.vips import check_alg2_calibration, check_blr_sensitivity
+    from dpclaims.papers.vips.checks import check_alg2_calibration, check_blr_sensitivity
 
     blr = check_blr_sensitivity(20, seed=0)
     for v in blr:

@@ -1,4 +1,4 @@
-"""Tests of the VIPS LDA accuracy checks (dpclaims.claims.checks.vips_lda_accuracy)."""
+"""Tests of the VIPS LDA accuracy checks (dpclaims.papers.vips.checks_lda)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import pytest
 from dpclaims.analysis.accounting import Sampling, account, calibrate_noise_multiplier
 from dpclaims.analysis.paired_tests import min_pairs, paired_comparison
 from dpclaims.claims import VERDICTS, InputError
-from dpclaims.claims.checks.vips_lda_accuracy import (
+from dpclaims.papers.vips.checks_lda import (
     BUDGETS,
     CLAIMS,
     FIGURE,
     check_lda_accuracy,
     lda_verdict,
 )
-from dpclaims.experiments.vips_lda import (
+from dpclaims.papers.vips.experiment_lda import (
     classic_gaussian_multiplier,
     strong_composition_step,
     strong_composition_total,

@@ -174,7 +174,8 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
             "total seconds": round(time.perf_counter() - t0, 1),
         }
         paths = write_report(staging, title=f"dpclaims audit: {label}", meta=meta,
-                             verdicts=verdicts, sections=sections, run_info=run_info)
+                             verdicts=verdicts, sections=sections, run_info=run_info,
+                             captions={k: v for p in papers for k, v in p.captions.items()})
     paths = {k: staged.out / Path(v).name for k, v in paths.items()}
     _print_summary(f"{label}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
                    paths)
@@ -557,7 +558,7 @@ def check(claims_file, n_trials, max_examples, alpha, seed, out_dir, overwrite):
     """Check a paper's claims stated in a TOML file: reported privacy numbers (recomputed
     by every accountant, under the paper's and the real sampling), sensitivities
     (property test over a record domain), mechanisms (empirical audit)."""
-    from dpclaims.claims.catalogues.claims_file import load_claims_file
+    from dpclaims.claims.claims_file import load_claims_file
 
     budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha)
     spec = load_claims_file(claims_file)  # every value validated before any heavy import

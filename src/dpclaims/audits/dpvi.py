@@ -51,7 +51,7 @@ plus N(0, sigma^2 C^2):
   the Poisson replace-one curve (dp_accounting's PLD under REPLACE_ONE);
 * +u against -u with every other record a -u canary (w = -C u): N(0) against
   (1 - q) N(0) + q N(2C), the Poisson add-remove curve at multiplier sigma / 2, the
-  strongest of the three (what :mod:`dpclaims.claims.checks.dpvim_audit` audits).
+  strongest of the three (what :mod:`dpclaims.papers.dpvim.checks_audit` audits).
 
 When every other record is a canary, the released iterates are a post-processing of these
 sums with data-independent randomness (eta), so these curves are the pairs' exact privacy

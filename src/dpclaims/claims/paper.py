@@ -130,6 +130,9 @@ class Paper:
     runs_beside_others : bool
         In a run of several papers, run this one in a second process beside the others
         (for a light, single-process paper, e.g. an accounting catalogue).
+    captions : mapping of str to str
+        Shell-style pattern of a figure's file name -> its caption, shown under the
+        figure in the report.
 
     Raises
     ------
@@ -146,6 +149,7 @@ class Paper:
     summary: str = ""
     order: int = 100
     runs_beside_others: bool = False
+    captions: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if not isinstance(self.id, str) or not _ID.match(self.id) or self.id == "all":

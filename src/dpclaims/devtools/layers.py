@@ -7,15 +7,15 @@ The import directions of docs/architecture.md are the only ones allowed. Every
 0       ``dpclaims.analysis``
 1       ``dpclaims.algorithms``
 2       ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
-3       ``dpclaims.experiments`` (runners: numbers and figures, no verdicts)
-4       ``dpclaims.claims`` (``core``, ``headline``: the vocabulary and the rule)
-4.1     ``dpclaims.claims.catalogues`` (each paper's claims as data)
-4.2     ``dpclaims.claims.checks`` (claims and a budget -> verdicts),
+4       ``dpclaims.claims`` (``core``, ``headline``, ``kernel``, ``paper``, ``registry``: the
+        vocabulary, the rule, the Paper interface and its runner)
+4.2     ``dpclaims.claims.checks`` (the generic checks and adapters -> verdicts),
         ``dpclaims.testing`` (the checks of check-variant for a user's tests: their
         verdicts come from the kernel)
 4.3     ``dpclaims.pytest_plugin`` (the pytest plugin)
-4.4     ``dpclaims.papers`` (dpclaims' own paper plugins; the framework never imports
-        them: they are found through the ``dpclaims.papers`` entry points)
+4.4     ``dpclaims.papers`` (dpclaims' own paper plugins, one package per paper: its
+        catalogue, checks and experiment runners; the framework never imports them:
+        they are found through the ``dpclaims.papers`` entry points)
 5       ``dpclaims.reports`` (rendering only)
 6       ``dpclaims.cli``
 ======  ==============================================================
@@ -36,9 +36,8 @@ import sys
 from pathlib import Path
 
 LAYERS = {"analysis": 0, "algorithms": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
-          "experiments": 3, "testing": 4.2, "pytest_plugin": 4.3, "claims": 4,
-          "claims.catalogues": 4.1, "claims.checks": 4.2, "papers": 4.4, "reports": 5,
-          "cli": 6}
+          "testing": 4.2, "pytest_plugin": 4.3, "claims": 4, "claims.checks": 4.2,
+          "papers": 4.4, "reports": 5, "cli": 6}
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 from dpclaims.claims import HEADLINE_RULE, Verdict, claims_summary
-from dpclaims.claims.catalogues.figures import caption
 
 # Version of results.json's layout (src/dpclaims/reports/results.schema.json).
 SCHEMA_VERSION = "2.1"  # 2.1: claims[].kind
@@ -47,7 +46,8 @@ def to_jsonable(obj):
 
 
 def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
-                 sections: list[dict], run_info: dict | None = None) -> dict:
+                 sections: list[dict], run_info: dict | None = None,
+                 captions: dict | None = None) -> dict:
     """Write the report files into ``out_dir`` and return their paths.
 
     ``results.json`` (layout: ``results.schema.json``, ``schema_version``) holds only
@@ -70,6 +70,9 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
     sections : list of dict
         Extra report sections: {"title", "text" (markdown-ish paragraphs),
         "table" (optional: {"columns": [...], "rows": [[...]]}), "figures" [...]}.
+    captions : dict, optional
+        Shell-style pattern of a figure's file name -> its caption (the papers'
+        ``Paper.captions``), shown under each figure.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -89,9 +92,10 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
     info_path.write_text(json.dumps(to_jsonable(run_info or {}), indent=2))
     shown = {**meta, **(run_info or {})}
     md_path = out / "report.md"
-    md_path.write_text(_markdown(title, shown, claims, verdicts, sections))
+    captions = dict(captions or {})
+    md_path.write_text(_markdown(title, shown, claims, verdicts, sections, captions))
     html_path = out / "report.html"
-    html_path.write_text(_html(title, shown, claims, verdicts, sections, out))
+    html_path.write_text(_html(title, shown, claims, verdicts, sections, out, captions))
     return {"json": json_path, "markdown": md_path, "html": html_path, "run info": info_path}
 
 
@@ -107,7 +111,18 @@ def _md_table(columns, rows) -> str:
     return "\n".join(lines)
 
 
-def _markdown(title, meta, claims, verdicts, sections) -> str:
+def caption(name: str, captions: dict) -> str | None:
+    """The caption of figure ``name`` (a path relative to the report folder): the first
+    pattern of ``captions`` it matches (:func:`fnmatch.fnmatch`), or None."""
+    import fnmatch
+
+    for pattern, text in captions.items():
+        if fnmatch.fnmatch(name, pattern):
+            return text
+    return None
+
+
+def _markdown(title, meta, claims, verdicts, sections, captions) -> str:
     parts = [f"# {title}", "", "## Claims", "",
              _md_table(["claim", "where", "verdict", "why", "deciding reading"],
                        [[f"`{c['id']}`", c["location"], f"**{c['verdict']}**",
@@ -125,14 +140,14 @@ def _markdown(title, meta, claims, verdicts, sections) -> str:
                   f"*{v.claim.paper}, {v.claim.location}.* Check: {v.claim.check}.", "",
                   "> " + v.claim.statement.replace("\n", "\n> "), "",
                   v.sentence, "", _seed_budget(v), ""]
-        parts += [_md_figure(f) for f in v.figures]
+        parts += [_md_figure(f, captions) for f in v.figures]
         parts += ["", "<details><summary>evidence</summary>", "", "```json",
                   json.dumps(to_jsonable(v.evidence), indent=1)[:20000], "```", "</details>", ""]
     for s in sections:
         parts += [f"## {s['title']}", "", s.get("text", ""), ""]
         if s.get("table"):
             parts += [_md_table(s["table"]["columns"], s["table"]["rows"]), ""]
-        parts += [_md_figure(f) for f in s.get("figures", [])]
+        parts += [_md_figure(f, captions) for f in s.get("figures", [])]
         parts.append("")
     return "\n".join(parts) + "\n"
 
@@ -185,20 +200,20 @@ def _short(sentence: str, limit: int = 220) -> str:
     return one[:limit].rsplit(" ", 1)[0] + " ..."
 
 
-def _img(out: Path, name: str) -> str:
+def _img(out: Path, name: str, captions: dict) -> str:
     path = out / name
     if not path.is_file():
         return f"<p><em>figure {html.escape(name)} missing</em></p>"
     data = base64.b64encode(path.read_bytes()).decode()
-    text = caption(name)
+    text = caption(name, captions)
     cap = f"{html.escape(text)} ({html.escape(name)})" if text else html.escape(name)
     return (f'<figure><img alt="{html.escape(text or name)}" src="data:image/png;base64,'
             f'{data}" style="max-width:100%"><figcaption>{cap}</figcaption></figure>')
 
 
-def _md_figure(name: str) -> str:
-    """The image and its caption (:mod:`dpclaims.claims.catalogues.figures`)."""
-    text = caption(name)
+def _md_figure(name: str, captions: dict) -> str:
+    """The image and its caption (:func:`caption`)."""
+    text = caption(name, captions)
     return f"![{text or name}]({name})" + (f"\n\n*{text}* (`{name}`)" if text else "")
 
 
@@ -209,7 +224,7 @@ def _html_table(columns, rows) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _html(title, meta, claims, verdicts, sections, out: Path) -> str:
+def _html(title, meta, claims, verdicts, sections, out: Path, captions) -> str:
     esc = html.escape
     heads = "".join(
         f"<tr><td><code>{esc(c['id'])}</code></td><td>{esc(c['location'])}</td>"
@@ -240,7 +255,7 @@ def _html(title, meta, claims, verdicts, sections, out: Path) -> str:
                  f"Check: {esc(v.claim.check)}.</p>",
                  f"<blockquote>{esc(v.claim.statement)}</blockquote>",
                  f"<p>{esc(v.sentence)}</p><p>{esc(_seed_budget(v))}</p>"]
-        body += [_img(out, f) for f in v.figures]
+        body += [_img(out, f, captions) for f in v.figures]
         body += ["<details><summary>evidence</summary><pre>",
                  esc(json.dumps(to_jsonable(v.evidence), indent=1)[:20000]),
                  "</pre></details>"]
@@ -249,7 +264,7 @@ def _html(title, meta, claims, verdicts, sections, out: Path) -> str:
         body += [f"<p>{esc(p)}</p>" for p in s.get("text", "").split("\n\n") if p]
         if s.get("table"):
             body.append(_html_table(s["table"]["columns"], s["table"]["rows"]))
-        body += [_img(out, f) for f in s.get("figures", [])]
+        body += [_img(out, f, captions) for f in s.get("figures", [])]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
              "table.headline td{overflow-wrap:anywhere;vertical-align:top}"

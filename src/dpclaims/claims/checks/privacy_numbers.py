@@ -1,9 +1,8 @@
-"""Every privacy number the papers report, recomputed side by side (the claims catalogue).
+"""A reported privacy number recomputed side by side by every accountant.
 
-Each :class:`~dpclaims.claims.catalogues.reported_privacy.ReportedPrivacy` entry (VIPS and
-DPVIm in :mod:`dpclaims.claims.catalogues.reported_privacy`, DP-SEP in
-:func:`dpclaims.claims.catalogues.dpsep.privacy_numbers`) becomes a claim checked by
-:func:`check_reported`:
+Each :class:`~dpclaims.claims.reported.ReportedPrivacy` entry (a paper's own, e.g.
+:mod:`dpclaims.papers.vips.privacy_numbers`, or one from a claims file) becomes a claim
+checked by :func:`check_reported`:
 
 1. **The paper's accounting.** For every combination of the stated (or, where
    unstated, plausible) delta, noise multiplier and step count, epsilon is
@@ -58,15 +57,9 @@ import itertools
 
 from dpclaims.analysis import accounting as acc
 from dpclaims.claims import Reading, ReadingKind, Verdict
-from dpclaims.claims.catalogues.dpsep import privacy_numbers as _dpsep_entries
-from dpclaims.claims.catalogues.reported_privacy import REPORTED, ReportedPrivacy
 from dpclaims.claims.checks.bounds import epsilon_bounds
 from dpclaims.claims.kernel import Claimed, decide, not_checkable, undecided
-
-
-def catalogue() -> tuple[ReportedPrivacy, ...]:
-    """All registered privacy numbers: DP-SEP, VIPS, DPVIm."""
-    return _dpsep_entries() + tuple(REPORTED)
+from dpclaims.claims.reported import ReportedPrivacy
 
 
 def _plan(entry: ReportedPrivacy, kind: str, steps: int) -> acc.Sampling:
@@ -274,7 +267,7 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
         lower = not hidden
         context = (f"sigma = {c['sigma']:.4g} ({origin}), {steps} steps, delta = {delta:g}, "
                    f"the {entry.real_sampling} the algorithm performs (the paper accounted "
-                   f"{entry.paper_sampling}: {_fmt(c['paper_accounting'])}); every "
+                   f"{entry.paper_sampling}: {fmt_rows(c['paper_accounting'])}); every "
                    "accountant: {rows}.")
         if entry.real_sampling == "shuffle":
             context += (" The per-epoch composition is exact for an adversary who knows the "
@@ -283,7 +276,7 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
                                         "an upper bound, and no certified lower bound is "
                                         "computed."))
     lo, hi, refined = epsilon_bounds(result, claimed, what, lower=lower)
-    context = context.replace("{rows}", _fmt(_rows(refined)))  # after any refinement
+    context = context.replace("{rows}", fmt_rows(_rows(refined)))  # after any refinement
     return decide(claim, reading, claimed, lower=lo, upper=hi,
                   context=context + alternatives,
                   evidence={**ev, "accounting": refined.to_dict()}, seed=seed)
@@ -343,14 +336,16 @@ def _sigma_under_each_relation(entry: ReportedPrivacy, combos) -> dict:
     return out
 
 
-def _end(bound: dict | None) -> str:
+def end_text(bound: dict | None) -> str:
+    """One end of a verdict's basis bracket as printed ("none" when missing)."""
     if bound is None:
         return "none"
     value = bound["value"]
     return value if isinstance(value, str) else f"{value:.4g}"
 
 
-def _fmt(rows: dict) -> str:
+def fmt_rows(rows: dict) -> str:
+    """Accounting rows ``{name: epsilon}`` as one line."""
     return ", ".join(f"{k} {v:.4g}" for k, v in rows.items())
 
 
@@ -361,47 +356,10 @@ def _entry(entry: ReportedPrivacy) -> dict:
     return d
 
 
-def check_catalogue(entries=None, seed: int | None = None, tick=lambda name: None):
-    """Verdicts for ``entries`` (default: :func:`catalogue`), one per entry."""
+def check_catalogue(entries, seed: int | None = None, tick=lambda name: None):
+    """Verdicts for ``entries`` (ReportedPrivacy values), one per entry."""
     out = []
-    for e in entries if entries is not None else catalogue():
+    for e in entries:
         tick(e.id)
         out.extend(check_reported(e, seed))
     return out
-
-
-def run_accounting_audit(seed: int = 0, tick=lambda name: None, entries=None):
-    """The catalogue as a report: (verdicts, sections, meta, timings) like the paper audits.
-
-    ``entries`` defaults to the whole :func:`catalogue` (about 3 minutes on 2 cores: the
-    long DPVIm runs' PLD calibrations dominate).
-    """
-    import time
-
-    t0 = time.perf_counter()
-    verdicts = check_catalogue(entries, seed=None, tick=tick)
-    rows = []
-    for v in verdicts:
-        combos = v.evidence.get("combinations") or [{}]
-        c = combos[0]
-        real = c.get("real_sampling", {})
-        basis = v.evidence.get("basis", {})
-        lo, hi = basis.get("lower"), basis.get("upper")
-        bracket = ("-" if basis.get("rule") != "bracket" else
-                   f"[{_end(lo)}, {_end(hi)}]")
-        rows.append([v.claim.id, v.reading, f"{v.evidence['entry']['reported_epsilon']:g}",
-                     _fmt(c.get("paper_accounting", {})) or "-", _fmt(real) or "-", bracket,
-                     v.verdict])
-    sections = [{
-        "title": "Reported epsilons recomputed",
-        "text": ("Each paper's reported epsilon against every accountant under the paper's "
-                 "assumed sampling and under the sampling the algorithm performs (first "
-                 "parameter combination shown; all in results.json). Verdicts from the "
-                 "certified bracket [lower, upper] of each reading against the reported "
-                 "number read at its printed precision."),
-        "table": {"columns": ["claim", "reading", "reported", "paper's accounting",
-                              "real sampling", "certified bracket", "verdict"], "rows": rows},
-    }]
-    meta = {"seed": seed, "entries": len(verdicts),
-            "note": "deterministic: no random procedure is involved"}
-    return verdicts, sections, meta, {"accounting": round(time.perf_counter() - t0, 1)}

@@ -1,6 +1,6 @@
 """``dpclaims check CLAIMS.toml``: a researcher's own paper, its claims as data.
 
-The file is read and validated by :mod:`dpclaims.claims.catalogues.claims_file` (which documents
+The file is read and validated by :mod:`dpclaims.claims.claims_file` (which documents
 every key, the printed-precision reading of a reported epsilon and the noise multiplier
 convention); each claim becomes a :class:`~dpclaims.claims.Claim` with the id, location
 and exact quote given, checked by the same code as the three papers' catalogues:
@@ -17,19 +17,19 @@ import dataclasses
 
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.claims import Claim, InputError, Verdict
-from dpclaims.claims.catalogues.claims_file import (  # noqa: F401  (re-exported)
-    RELATIONS,
-    SAMPLINGS,
-    domain_from,
-    load_claims_file,
-    privacy_entry,
-)
 from dpclaims.claims.checks.privacy_numbers import check_reported
 from dpclaims.claims.checks.variant import (
     VariantBudget,
     check_audit_claim,
     check_sensitivity_claim,
     load_variant,
+)
+from dpclaims.claims.claims_file import (  # noqa: F401  (re-exported)
+    RELATIONS,
+    SAMPLINGS,
+    domain_from,
+    load_claims_file,
+    privacy_entry,
 )
 
 
@@ -47,7 +47,7 @@ class _QueryOnly:
 def check_claims_file(spec, budget: VariantBudget, seed: int = 0, tick=lambda name: None):
     """Check every claim of a claims file; return (verdicts, sections, meta).
 
-    ``spec`` is a path or what :func:`~dpclaims.claims.catalogues.claims_file.load_claims_file`
+    ``spec`` is a path or what :func:`~dpclaims.claims.claims_file.load_claims_file`
     returned. Raises InputError on bad input (module docstring).
     """
     if not isinstance(spec, dict):
