@@ -54,7 +54,9 @@ import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from dpclaims.audits.whole_run_algorithms import DPSEPPass, DPVIRun, VIPSRun
+from dpclaims.families.dpvi.whole_run import DPVIRun
+from dpclaims.families.sep.whole_run import DPSEPPass
+from dpclaims.families.vips.whole_run import VIPSRun
 
 DPVI = dict(n_records=20, steps=4, noise_multiplier=2.0, sampling_rate=0.5, clip=2.0)
 

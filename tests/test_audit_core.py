@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 from scipy.stats import beta, binom, norm
 
-from dpclaims.algorithms.likelihoods import LinearGaussian, Probit
-from dpclaims.algorithms.sep import DPSEPParams
 from dpclaims.analysis.gaussian import flatten_natural, natural_dim
 from dpclaims.audits import (
     AuditResult,
@@ -37,7 +35,9 @@ from dpclaims.audits.core import (
     optimal_cp_limit,
     tradeoff_curve,
 )
-from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
+from dpclaims.families.sep.likelihoods import LinearGaussian, Probit
+from dpclaims.families.sep.sep import DPSEPParams
+from dpclaims.families.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
 
 DELTA = 1e-5
 # False-alarm rate of each repeated-audit soundness test: P(Binomial(runs, alpha) > k) <= FA.

@@ -1,4 +1,4 @@
-"""Tests of dpclaims.algorithms.datasets: bundled sets, the UCI split layout, clear errors."""
+"""Tests of dpclaims.data.datasets: bundled sets, the UCI split layout, clear errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclaims.algorithms.datasets import (
+from dpclaims.data.datasets import (
     UCI_SETS,
     check_data_dir,
     load_fair,

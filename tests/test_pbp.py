@@ -1,4 +1,4 @@
-"""Tests of PBP with ADF / EP / SEP / clipped SEP / DP-SEP sites (dpclaims.algorithms.pbp)."""
+"""Tests of PBP with ADF / EP / SEP / clipped SEP / DP-SEP sites (dpclaims.families.sep.pbp)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclaims.algorithms.datasets import load_uci_standardised
-from dpclaims.algorithms.pbp import (
+from dpclaims.data.datasets import load_uci_standardised
+from dpclaims.families.sep.pbp import (
     METHODS,
     PBPConfig,
     adf_weight_update,
@@ -19,7 +19,7 @@ from dpclaims.algorithms.pbp import (
     regression_test_metrics,
     relu_moments,
 )
-from dpclaims.algorithms.sep import DPSEPParams
+from dpclaims.families.sep.sep import DPSEPParams
 
 DATA_DIR = Path("/work/shared/data")
 

@@ -16,13 +16,12 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from dpclaims.algorithms.likelihoods import LinearGaussian, Probit
-from dpclaims.algorithms.sep import DPSEPParams
 from dpclaims.analysis.gaussian import flatten_natural, natural_dim
+from dpclaims.families.sep.likelihoods import LinearGaussian, Probit
+from dpclaims.families.sep.sep import DPSEPParams
+from dpclaims.families.sep.strategies import DPSEPStepExample, dpsep_step_examples
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import (
-    DPSEPStepExample,
-    dpsep_step_examples,
     gaussian_natural_params,
     records,
     replace_one_pairs,
@@ -241,9 +240,9 @@ def test_non_finite_distance_raises():
 
 _SCRIPT = '''
 import json
-from dpclaims.algorithms.likelihoods import Probit
+from dpclaims.families.sep.likelihoods import Probit
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.property_tests.strategies import dpsep_step_examples
+from dpclaims.families.sep.strategies import dpsep_step_examples
 lik = Probit()
 {extra}
 r = check_sensitivity(dpsep_step_examples("classification", "as-printed"),

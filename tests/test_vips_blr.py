@@ -10,9 +10,15 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpclaims.algorithms.adult import load_adult
-from dpclaims.algorithms.datasets import load_fair
-from dpclaims.algorithms.vips_blr import (
+from dpclaims.audits.mechanism import (
+    Sensitivity,
+    draw_release,
+    replace_one,
+    validate_mechanism,
+)
+from dpclaims.data.adult import load_adult
+from dpclaims.data.datasets import load_fair
+from dpclaims.families.vips.blr import (
     auc_score,
     blr_sensitivities,
     blr_statistics,
@@ -27,13 +33,7 @@ from dpclaims.algorithms.vips_blr import (
     triu_vector,
     vb_blr_full_batch,
 )
-from dpclaims.audits.mechanism import (
-    Sensitivity,
-    draw_release,
-    replace_one,
-    validate_mechanism,
-)
-from dpclaims.audits.vips import VIPSBLRStep
+from dpclaims.families.vips.step import VIPSBLRStep
 
 # ../shared/data relative to the repository root (tests/ -> repo -> its parent).
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -94,7 +94,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpclaims.analysis.validation import check_count, check_probability
+from dpclaims.analysis.validation import (
+    check_count,
+    check_delta,
+    check_finite_array,
+    check_probability,
+)
 from dpclaims.audits.core import AuditResult, audit
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
@@ -546,3 +551,44 @@ def loop_runs(algorithm, data, seeds) -> np.ndarray:
     """
     return np.stack([np.asarray(algorithm.run(data, np.random.default_rng(s), 1))[0]
                      for s in seeds])
+
+
+# ------------------------------------------------ argument checks shared by the families
+def check_threat_model(tm: str) -> str:
+    """``tm`` if it is one of :data:`THREAT_MODELS`; ValueError otherwise."""
+    if tm not in THREAT_MODELS:
+        raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {tm!r}")
+    return tm
+
+
+def check_gaussian_delta(delta: float) -> float:
+    """``delta`` in (0, 1) (a Gaussian mechanism has no pure DP); ValueError otherwise."""
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must lie in (0, 1) for a Gaussian mechanism, got 0")
+    return delta
+
+
+def check_flagged(data, name: str, n_cols: int | None):
+    """(x (N, d), y (N,), flag (N,)) checked: finite, one length, flags in {-1, 0, 1}."""
+    if not isinstance(data, tuple) or len(data) != 3:
+        raise ValueError(f"data must be a tuple (x (N, d), y (N,), {name} (N,))")
+    x = check_finite_array(data[0], "x", ndim=2)
+    y = check_finite_array(data[1], "y", ndim=1)
+    c = check_finite_array(data[2], name, ndim=1)
+    if y.shape[0] != x.shape[0] or c.shape[0] != x.shape[0]:
+        raise ValueError(f"x, y, {name} must have the same number of rows, got "
+                         f"{x.shape[0]}, {y.shape[0]}, {c.shape[0]}")
+    if n_cols is not None and x.shape[1] != n_cols:
+        raise ValueError(f"x must have d = {n_cols} columns, got {x.shape[1]}")
+    if not np.isin(c, (-1.0, 0.0, 1.0)).all():
+        raise ValueError(f"{name} must hold 0 (ordinary), 1 (canary +u) or -1 (canary -u)")
+    return x, y, c
+
+
+def check_sampling_rate(q) -> float:
+    """A Poisson sampling rate in (0, 1) (q = 1 is no sampling); ValueError otherwise."""
+    q = float(q)
+    if not (math.isfinite(q) and 0 < q < 1):  # DPVIConfig's Poisson rate: q = 1 is no sampling
+        raise ValueError(f"sampling_rate must lie in (0, 1), got {q!r}")
+    return q

@@ -5,7 +5,7 @@ The import directions of docs/architecture.md are the only ones allowed. Every
 
 ======  ==============================================================
 0       ``dpclaims.analysis``
-1       ``dpclaims.algorithms``
+1       ``dpclaims.data``
 2       ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
 4       ``dpclaims.claims`` (``core``, ``headline``, ``kernel``, ``paper``, ``registry``: the
         vocabulary, the rule, the Paper interface and its runner)
@@ -25,8 +25,9 @@ A module's layer is that of the longest dotted prefix in :data:`LAYERS`.
 Every import statement of every module, at module level or inside a function, is
 read with :mod:`ast` (nothing is imported or run). The check fails on an import of
 a higher layer and on any import cycle between modules (a strongly connected
-component of the module graph with more than one module). Exit 0 when clean, 1
-with one line per violation otherwise.
+component of the module graph with more than one module), and on an import of another
+package's private name (``from dpclaims.x.y import _z`` outside ``dpclaims.x``). Exit 0
+when clean, 1 with one line per violation otherwise.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ import ast
 import sys
 from pathlib import Path
 
-LAYERS = {"analysis": 0, "algorithms": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
+LAYERS = {"analysis": 0, "data": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
+          "families": 2.5,
           "testing": 4.2, "pytest_plugin": 4.3, "claims": 4, "claims.checks": 4.2,
           "papers": 4.4, "reports": 5, "cli": 6}
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,8 +87,29 @@ def graph() -> dict[str, set[str]]:
             for m, p in sorted(paths.items())}
 
 
+def private_imports() -> list[str]:
+    """Imports of a private name (``_x``) of a module in another package, one sentence
+    each: a private name is used only inside its own package."""
+    out = []
+    for path in sorted(ROOT.rglob("*.py")):
+        module = module_name(path)
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not (isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("dpclaims")):
+                continue
+            source_package = node.module.rsplit(".", 1)[0]
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and source_package != package:
+                    out.append(f"private import: {module} imports {node.module}.{alias.name}")
+    return out
+
+
 def violations(g: dict[str, set[str]] | None = None) -> list[str]:
-    """Upward imports and import cycles, one sentence each (empty when clean)."""
+    """Upward imports, import cycles and (for the real tree) private names imported
+    across packages, one sentence each (empty when clean)."""
+    real = g is None
     g = graph() if g is None else g
     out = []
     for m, targets in g.items():
@@ -96,6 +119,8 @@ def violations(g: dict[str, set[str]] | None = None) -> list[str]:
             if lm is not None and lt is not None and lt > lm:
                 out.append(f"upward import: {m} (layer {lm}) imports {t} (layer {lt})")
     out += [f"import cycle: {' -> '.join(c)}" for c in _cycles(g)]
+    if real:
+        out += private_imports()
     return out
 
 

@@ -27,15 +27,6 @@ from pathlib import Path
 import dp_accounting
 import numpy as np
 
-from dpclaims.algorithms.datasets import (
-    RegressionData,
-    check_data_dir,
-    load_fair,
-    load_randhie,
-    load_uci,
-)
-from dpclaims.algorithms.likelihoods import LinearGaussian, Probit
-from dpclaims.algorithms.sep import DPSEPParams, run_ep, run_sep
 from dpclaims.analysis import accounting as acc
 from dpclaims.analysis.gaussian import (
     flatten_natural,
@@ -48,10 +39,20 @@ from dpclaims.analysis.gaussian import (
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
 from dpclaims.analysis.seeds import rng_for
 from dpclaims.audits.core import audit
-from dpclaims.audits.dpsep import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.claims import CheckTimer, InputError, Verdict
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds
 from dpclaims.claims.kernel import Bound, Claimed, Part, decide_all
+from dpclaims.data.datasets import (
+    RegressionData,
+    check_data_dir,
+    load_fair,
+    load_randhie,
+    load_uci,
+)
+from dpclaims.families.sep.likelihoods import LinearGaussian, Probit
+from dpclaims.families.sep.sep import DPSEPParams, run_ep, run_sep
+from dpclaims.families.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
+from dpclaims.families.sep.strategies import dpsep_step_examples
 from dpclaims.papers.dpsep.calibration import (
     CALIBRATION_READINGS,
     _calibration_sampling,
@@ -68,7 +69,6 @@ from dpclaims.papers.dpsep.catalogue import (
 )
 from dpclaims.papers.dpsep.catalogue import reading as typed_reading
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.property_tests.strategies import dpsep_step_examples
 
 
 # --------------------------------------------------------------------------- Prop. 1

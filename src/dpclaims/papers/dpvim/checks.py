@@ -1,7 +1,7 @@
 """DPVIm (Jälkö, Prediger, Honkela, Kaski; ``../shared/papers/dpvim.txt``): the analytic claims.
 
 Each claim is quoted exactly (the quotes are tested against the paper's text) and
-checked against the reference implementation :mod:`dpclaims.algorithms.dpvi`; every
+checked against the reference implementation :mod:`dpclaims.families.dpvi.dpvi`; every
 verdict comes from the verdict kernel (:mod:`dpclaims.claims.kernel`):
 
 ``dpvim/aligned-identity``
@@ -42,17 +42,6 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from dpclaims.algorithms.dpvi import (
-    FullRank,
-    LinearRegression,
-    LogisticRegression,
-    MeanField,
-    Transform,
-    correlation_matrix_alg_j1,
-    dp_step,
-    elbo_single_sample,
-    fisher_blocks,
-)
 from dpclaims.claims import CheckTimer, Verdict
 from dpclaims.claims.checks.bounds import search_verdict
 from dpclaims.claims.kernel import (
@@ -63,6 +52,17 @@ from dpclaims.claims.kernel import (
     Part,
     decide,
     decide_all,
+)
+from dpclaims.families.dpvi.dpvi import (
+    FullRank,
+    LinearRegression,
+    LogisticRegression,
+    MeanField,
+    Transform,
+    correlation_matrix_alg_j1,
+    dp_step,
+    elbo_single_sample,
+    fisher_blocks,
 )
 from dpclaims.papers.dpvim.catalogue import BUDGETS as DPVIM_BUDGETS
 from dpclaims.papers.dpvim.catalogue import CLAIMS
@@ -826,8 +826,8 @@ def load_dpvim_adult(data_dir):
     """
     import dataclasses
 
-    from dpclaims.algorithms.adult import load_adult
-    from dpclaims.algorithms.datasets import load_fair
+    from dpclaims.data.adult import load_adult
+    from dpclaims.data.datasets import load_fair
 
     if data_dir is not None:
         d = load_adult(data_dir, split="standard", drop_missing=True)

@@ -1,8 +1,8 @@
 """VIPS accuracy claims for BLR (Sec. 6.4, Fig. 6) and the SBN (Sec. 7.1, Fig. 8), reduced size.
 
 Two statements of ``../shared/papers/vips.txt`` are checked by running the reference
-implementations (:func:`dpclaims.algorithms.vips_blr.run_vips_blr`,
-:func:`dpclaims.algorithms.vips_sbn.run_vips_sbn`) on several seeds:
+implementations (:func:`dpclaims.families.vips.blr.run_vips_blr`,
+:func:`dpclaims.families.vips.sbn.run_vips_sbn`) on several seeds:
 
 ``vips/blr-approaches-nonprivate``
     Private BLR approaches non-private accuracy as epsilon grows. The paper never says
@@ -20,9 +20,9 @@ implementations (:func:`dpclaims.algorithms.vips_blr.run_vips_blr`,
 
 BLR data and privacy
 --------------------
-With ``data_dir``: UCI Adult (:func:`dpclaims.algorithms.adult.load_adult`, the paper's
+With ``data_dir``: UCI Adult (:func:`dpclaims.data.adult.load_adult`, the paper's
 data: N = 39,074 training rows, d = 106, S = round(0.004 N) = 156). Without it, the
-embedded default ``statsmodels`` fair data (:func:`dpclaims.algorithms.datasets.load_fair`:
+embedded default ``statsmodels`` fair data (:func:`dpclaims.data.datasets.load_fair`:
 N = 5,729, d = 9, S = 23; its {-1, +1} labels mapped to {0, 1} by (y + 1) / 2; rows
 already of norm <= 1); every verdict says which. Prior N(0, I), step sizes
 rho_t = (1 + t)^(-0.7), the paper's sensitivities (eqs. 57, 59 with 1/S), negative
@@ -33,7 +33,7 @@ Fig. 6) comes from our accounting (:func:`dpclaims.analysis.accounting.account`,
 sampling without replacement, replace-one) under two readings: ``paper`` (one Gaussian
 per step at multiplier sigma, the paper's accounting) and ``two-releases`` (s1 and s2
 are two Gaussian releases per step, together one Gaussian at sigma / sqrt(2)). The
-non-private full-batch VB fixed point (:func:`~dpclaims.algorithms.vips_blr.vb_blr_full_batch`)
+non-private full-batch VB fixed point (:func:`~dpclaims.families.vips.blr.vb_blr_full_batch`)
 is reported as a reference line.
 
 BLR test. Page's L trend test (its exact null distribution, ``scipy.stats.page_trend_test``
@@ -46,7 +46,7 @@ test in the opposite order is, else ``inconclusive``. Each wrong decision has pr
 
 SBN data and privacy
 --------------------
-scikit-learn's 8 x 8 digits binarised (:func:`~dpclaims.algorithms.vips_sbn.load_digits_binary`,
+scikit-learn's 8 x 8 digits binarised (:func:`~dpclaims.families.vips.sbn.load_digits_binary`,
 J = 64, 1,438 training / 359 held-out images; a stand-in for binarised MNIST, which is not
 available offline), K = 10 hidden units (the paper: 50 or 100), minibatch sizes
 S in {100, 200} (the paper: 400 to 3,200 of 60,000). ``sbn_iterations`` is the number of
@@ -113,12 +113,12 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from dpclaims.algorithms.vips_blr import evaluate, vb_blr_full_batch
-from dpclaims.algorithms.vips_sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
 from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.analysis.paired_tests import sign_test as _sign_test
 from dpclaims.claims import InputError, Verdict
 from dpclaims.claims.kernel import decide_by_tests, not_checkable
+from dpclaims.families.vips.blr import evaluate, vb_blr_full_batch
+from dpclaims.families.vips.sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
 from dpclaims.papers.vips.catalogue import ACCURACY_CLAIMS as CLAIMS
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.experiment_blr_sbn import (

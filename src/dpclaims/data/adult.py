@@ -29,7 +29,7 @@ loader fills the gaps as follows, and says so in ``preprocessing``:
   authors' code divides by the same maximum row norm).
 * Labels: 1 for ">50K" (and ">50K." in ``adult.test``), 0 for "<=50K".
 
-The result is a :class:`~dpclaims.algorithms.datasets.RegressionData` with
+The result is a :class:`~dpclaims.data.datasets.RegressionData` with
 ``task="classification-01"`` (labels in {0, 1}, as the paper's Polya-Gamma
 likelihood needs) so that code expecting the suite's {-1, +1} convention
 (``task="classification"``) does not silently misread it.
@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dpclaims.algorithms.datasets import RegressionData, check_data_dir
 from dpclaims.analysis.validation import check_finite_array, check_probability
+from dpclaims.data.datasets import RegressionData, check_data_dir
 
 COLUMNS = (
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",

@@ -14,7 +14,14 @@ import dp_accounting
 import numpy as np
 import scipy.sparse as sp
 
-from dpclaims.algorithms.vips_blr import (
+from dpclaims.analysis.validation import (
+    check_count,
+    check_delta,
+    check_finite_array,
+    check_positive,
+)
+from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
+from dpclaims.families.vips.blr import (
     _check_bound,
     _check_second_moment,
     _statistics,
@@ -23,7 +30,7 @@ from dpclaims.algorithms.vips_blr import (
     symmetric_from_triu,
     triu_vector,
 )
-from dpclaims.algorithms.vips_lda import (
+from dpclaims.families.vips.lda import (
     VIPSLDA,
     _check_lambda,
     _clip_factors,
@@ -33,7 +40,7 @@ from dpclaims.algorithms.vips_lda import (
     _sum_over_documents,
     as_count_matrix,
 )
-from dpclaims.algorithms.vips_sbn import (
+from dpclaims.families.vips.sbn import (
     JOINT_SENSITIVITY,
     SBNParams,
     _check_binary,
@@ -41,13 +48,6 @@ from dpclaims.algorithms.vips_sbn import (
     concatenate_scaled,
     sbn_statistics,
 )
-from dpclaims.analysis.validation import (
-    check_count,
-    check_delta,
-    check_finite_array,
-    check_positive,
-)
-from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 
 # --------------------------------------------------------------------------- mechanism
 

@@ -1,1 +1,0 @@
-"""dpclaims.algorithms."""

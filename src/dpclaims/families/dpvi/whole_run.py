@@ -1,0 +1,310 @@
+"""DPVI as an algorithm (a whole run with a whole-run claim).
+
+It follows the algorithm protocol of :mod:`dpclaims.audits.whole_run`: a
+``claim`` about the whole run (its DpEvent), a ``threat_model`` and a ``run(data,
+rng, n_runs)`` vectorised over runs (a Python loop over the steps only), with
+``step`` (one noisy release from given states, for the sensitivity property test),
+a canary, and planted-bug switches.
+
+:class:`DPVIRun`
+    Jälkö, Prediger, Honkela & Kaski, DPVIm, ``../shared/papers/dpvim.txt``, Sec. 3.1.1,
+    Algorithm 1; variants "vanilla", "aligned", "natural" of
+    :mod:`dpclaims.families.dpvi.dpvi`. T steps of DP-SGD on the ELBO of logistic regression,
+    Poisson(q) batches, plain SGD
+    from a public xi_0. Data ``(x (N, d), y (N,), is_canary (N,))``; a record with
+    ``is_canary = s`` in {-1, +1} is the gradient canary: its clipped per-example
+    contribution to the released vector is s C u (u = e_1 of the released space).
+    Claim (add-remove): ``SelfComposedDpEvent(PoissonSampledDpEvent(q,
+    GaussianDpEvent(sigma)), T)``, epsilon from dp_accounting's PLD accountant. Planted
+    bug ``noise_clip``: the noise std is sigma * noise_clip while the clip is C (the
+    noise not rescaled when the clipping norm changed: effective multiplier
+    sigma * noise_clip / C).
+"""
+
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from dpclaims.analysis.accounting import Sampling, account_event, dp_event_for
+from dpclaims.analysis.validation import (
+    check_count,
+    check_finite_array,
+    check_positive,
+)
+from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
+from dpclaims.audits.whole_run import (
+    check_flagged,
+    check_gaussian_delta,
+    check_sampling_rate,
+    check_threat_model,
+)
+from dpclaims.families.dpvi.dpvi import (
+    DPVIConfig,
+    LogisticRegression,
+    MeanField,
+    Transform,
+    dp_step,
+    draw_batches,
+    released_dim,
+)
+
+DPVI_VARIANTS = ("vanilla", "aligned", "natural")
+
+
+# =========================================================================== DPVI
+
+
+def dpvi_background(n_records: int, dim: int = 2, seed: int = 0):
+    """Ordinary records for :class:`DPVIRun`: x = (0, z) with z ~ N(0, I_{d-1}), y ~
+    Bernoulli(sigmoid(z_1)), no canary. Their loglik gradients have no e_1 component,
+    so the canary direction u = e_1 is quiet (up to the prior's 1/N share)."""
+    n = check_count(n_records, "n_records")
+    d = check_count(dim, "dim", minimum=2)
+    rng = np.random.default_rng(seed)
+    x = np.zeros((n, d))
+    x[:, 1:] = rng.standard_normal((n, d - 1))
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-x[:, 1]))).astype(float)
+    return x, y, np.zeros(n)
+
+
+@dataclass(frozen=True, eq=False)
+class DPVIRun:
+    """T steps of DPVI (module docstring) as an algorithm.
+
+    Parameters
+    ----------
+    n_records : int
+        N, the public size of the base data (the per-example prior and entropy share is
+        1 / N; the Poisson rate is q).
+    steps : int
+        T >= 1.
+    clip : float
+        C > 0, the clipping norm of the per-example (joint / natural) gradients.
+    noise_multiplier : float
+        sigma > 0, the claimed multiplier.
+    sampling_rate : float
+        q in (0, 1): each record joins each batch independently with probability q.
+    variant : {"vanilla", "aligned", "natural"}
+        :mod:`dpclaims.families.dpvi.dpvi`'s variants (Sec. 3.1.1, eqs. 15, 16).
+    threat_model : {"final-iterate", "full-trace"}
+        ``run`` returns the final xi (n, 2d), or every released noisy sum (n, T, k),
+        k = d (aligned) or 2d.
+    dim : int
+        d >= 2 features.
+    lr : float
+        SGD learning rate (> 0).
+    delta : float
+        In (0, 1); default 1e-5.
+    noise_clip : float, optional
+        Planted bug: the noise std is sigma * noise_clip instead of sigma * C.
+    data_seed : int
+        Seed of the background records (:func:`dpvi_background`).
+    label : str, optional
+        The name (default: built from the parameters).
+    batches : {"mask", "gather"}
+        How Poisson batches are drawn (:meth:`run`); the same law.
+
+    Raises
+    ------
+    ValueError
+        A non-positive C, sigma, lr or noise_clip; q outside (0, 1]; T < 1; d < 2; an
+        unknown variant or threat model; delta outside (0, 1).
+    """
+
+    n_records: int = 20
+    steps: int = 4
+    clip: float = 1.0
+    noise_multiplier: float = 2.0
+    sampling_rate: float = 0.5
+    variant: str = "aligned"
+    threat_model: str = "full-trace"
+    dim: int = 2
+    lr: float = 0.05
+    delta: float = 1e-5
+    noise_clip: float | None = None
+    data_seed: int = 0
+    label: str | None = None
+    batches: str = "mask"
+    relation: str = field(default="add-remove", init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n_records", check_count(self.n_records, "n_records"))
+        object.__setattr__(self, "steps", check_count(self.steps, "steps"))
+        object.__setattr__(self, "clip", check_positive(self.clip, "clip"))
+        object.__setattr__(self, "noise_multiplier",
+                           check_positive(self.noise_multiplier, "noise_multiplier"))
+        object.__setattr__(self, "sampling_rate", check_sampling_rate(self.sampling_rate))
+        if self.variant not in DPVI_VARIANTS:
+            raise ValueError(f"variant must be one of {DPVI_VARIANTS}, got {self.variant!r}")
+        check_threat_model(self.threat_model)
+        object.__setattr__(self, "dim", check_count(self.dim, "dim", minimum=2))
+        object.__setattr__(self, "lr", check_positive(self.lr, "lr"))
+        object.__setattr__(self, "delta", check_gaussian_delta(self.delta))
+        if self.noise_clip is not None:
+            object.__setattr__(self, "noise_clip", check_positive(self.noise_clip, "noise_clip"))
+        if self.batches not in ("mask", "gather"):
+            raise ValueError(f"batches must be 'mask' or 'gather', got {self.batches!r}")
+
+    # ------------------------------------------------------------------ description
+
+    @property
+    def name(self) -> str:
+        return self.label or (f"dpvi-{self.variant}[T={self.steps}, q={self.sampling_rate:g}, "
+                              f"sigma={self.noise_multiplier:g}, C={self.clip:g}"
+                              + (f", noise for C={self.noise_clip:g}" if self.noise_clip else "")
+                              + f"; {self.threat_model}]")
+
+    @cached_property
+    def data(self):
+        return dpvi_background(self.n_records, self.dim, self.data_seed)
+
+    @property
+    def family(self) -> MeanField:
+        return MeanField(self.dim, Transform("softplus"))
+
+    @property
+    def model(self) -> LogisticRegression:
+        return LogisticRegression(prior_std=10.0)
+
+    @property
+    def released_dim(self) -> int:
+        """k: d for aligned, 2d for vanilla and natural (the jointly clipped vector)."""
+        return released_dim(self.variant, self.family)
+
+    @property
+    def canary_direction(self) -> np.ndarray:
+        """u = e_1 of the released space (the m_1 gradient)."""
+        u = np.zeros(self.released_dim)
+        u[0] = 1.0
+        return u
+
+    @property
+    def effective_noise_multiplier(self) -> float:
+        """The multiplier the noise really has: sigma (or sigma * noise_clip / C)."""
+        if self.noise_clip is None:
+            return self.noise_multiplier
+        return self.noise_multiplier * self.noise_clip / self.clip
+
+    @cached_property
+    def claim(self) -> PrivacyClaim:
+        """Add-remove, the Poisson-subsampled Gaussian composed T times, PLD epsilon."""
+        event = dp_event_for(self.noise_multiplier, Sampling(
+            "poisson", dataset_size=self.n_records,
+            batch_size=self.sampling_rate * self.n_records, steps=self.steps))
+        eps = account_event(event, self.delta, "add-remove").row("dp_accounting-pld").epsilon
+        return PrivacyClaim(float(eps), self.delta, "add-remove", event)
+
+    @property
+    def step_sensitivity(self) -> Sensitivity:
+        """C: adding a record adds one clipped vector of norm <= C to the released sum."""
+        return Sensitivity(self.clip, 2)
+
+    def gradient_canary(self, sign: float):
+        """The record (x = 0, y = 0, is_canary = sign): clipped contribution sign C u."""
+        return (np.zeros(self.dim), 0.0, float(np.sign(sign)))
+
+    @property
+    def input_canary(self):
+        """An input-space record (x = 10 e_1, y = 1): its m_1 gradient is clipped to ~C."""
+        x = np.zeros(self.dim)
+        x[0] = 10.0
+        return (x, 1.0, 0.0)
+
+    @property
+    def candidates(self) -> list:
+        """Records for the property test: both gradient canaries, the input canary, its
+        mirror (x = -10 e_1, y = 0) and a large record along e_2."""
+        x2 = np.zeros(self.dim)
+        x2[1] = 10.0
+        return [self.gradient_canary(1), self.gradient_canary(-1), self.input_canary,
+                (-self.input_canary[0], 0.0, 0.0), (x2, 0.0, 0.0)]
+
+    # ------------------------------------------------------------------ running
+
+    def _config(self) -> DPVIConfig:
+        return DPVIConfig(variant=self.variant, clip=self.clip,
+                          noise_multiplier=self.effective_noise_multiplier, steps=self.steps,
+                          batch_size=None, sampling="poisson",
+                          sampling_rate=self.sampling_rate, optimiser="sgd", lr=self.lr)
+
+    def _release(self, xi, eta, psi, xb, yb, wb, s):
+        k = self.released_dim
+        return dp_step(self.variant, self.model, self.family, xi, eta, xb, yb, wb,
+                       self.n_records, self.clip, self.effective_noise_multiplier, psi,
+                       self.sampling_rate * self.n_records,
+                       canary=s[:, None] * (self.clip * self.canary_direction[None, :k]),
+                       canary_count=np.abs(s))
+
+    def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
+        """``n_runs`` runs of T steps: final xi (n_runs, 2d) or the released sums (n_runs,
+        T, k), per ``threat_model``. Each step draws the Poisson batches, then eta (n, d),
+        psi (n, k), as :func:`~dpclaims.families.dpvi.dpvi.run_dpvi` does. ``batches =
+        "mask"`` (default) draws the batch as a mask over all N records (one uniform per
+        record: the same law, no gather; fastest for small N); ``"gather"`` uses
+        :func:`~dpclaims.families.dpvi.dpvi.draw_batches` (the reference's random stream).
+
+        Raises ValueError on bad data (:meth:`check_data`) or n_runs < 1.
+        """
+        n = check_count(n_runs, "n_runs")
+        x, y, c = self.check_data(data)
+        config, fam = self._config(), self.family
+        xi = np.broadcast_to(fam.init(0.0, 1.0, 1)[0], (n, fam.n_params)).copy()
+        trace = (np.empty((n, self.steps, self.released_dim))
+                 if self.threat_model == "full-trace" else None)
+        n_rec = x.shape[0]
+        xb, yb = np.broadcast_to(x, (n, n_rec, self.dim)), np.broadcast_to(y, (n, n_rec))
+        for t in range(self.steps):
+            if self.batches == "mask":      # every record, weight 1 if sampled (no gather)
+                w = (rng.random((n, n_rec)) < self.sampling_rate).astype(float)
+                bx, by, bc = xb, yb, np.broadcast_to(c, (n, n_rec))
+            else:
+                idx, w = draw_batches(rng, n, n_rec, config)
+                bx, by, bc = x[idx], y[idx], c[idx]
+            eta = rng.standard_normal((n, self.dim))
+            psi = rng.standard_normal((n, self.released_dim))
+            s = np.sum(bc * w, axis=1)
+            out = self._release(xi, eta, psi, bx, by, w * (bc == 0), s)
+            xi = xi + self.lr * out.direction
+            if trace is not None:
+                trace[:, t] = out.released
+        return xi if trace is None else trace
+
+    def check_data(self, data):
+        """``(x (N', d), y (N',), is_canary (N',))`` checked (ValueError naming the part)."""
+        x, y, c = check_flagged(data, "is_canary", self.dim)
+        if not np.isin(y, (0.0, 1.0)).all():
+            raise ValueError("y must hold labels in {0, 1}")
+        return x, y, c
+
+    # ------------------------------------------------------------------ one step
+
+    def random_states(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """n states xi = (m, s): m ~ N(0, 4 I), s ~ U(-3, 2) (sigma_q from 0.05 to 2.1)."""
+        return np.concatenate([2.0 * rng.standard_normal((n, self.dim)),
+                               rng.uniform(-3.0, 2.0, (n, self.dim))], axis=1)
+
+    def step(self, state, batch, rng: np.random.Generator) -> np.ndarray:
+        """The released noisy sum (n, k) of one step from states (n, 2d) on all of
+        ``batch`` (no sampling); draws eta then psi from ``rng``."""
+        xi = check_finite_array(state, "state", ndim=2)
+        x, y, c = self.check_data(batch)
+        n = xi.shape[0]
+        eta = rng.standard_normal((n, self.dim))
+        psi = rng.standard_normal((n, self.released_dim))
+        b = x.shape[0]
+        out = self._release(xi, eta, psi, np.broadcast_to(x, (n, b, self.dim)),
+                            np.broadcast_to(y, (n, b)), np.broadcast_to((c == 0) * 1.0, (n, b)),
+                            np.full(n, c.sum()))
+        return out.released
+
+    def to_dict(self) -> dict:
+        return {"N": self.n_records, "T": self.steps, "C": self.clip,
+                "sigma": self.noise_multiplier, "q": self.sampling_rate,
+                "variant": self.variant, "threat_model": self.threat_model, "d": self.dim,
+                "optimiser": "sgd", "lr": self.lr, "delta": self.delta,
+                "noise_clip": self.noise_clip,
+                "effective_noise_multiplier": self.effective_noise_multiplier}

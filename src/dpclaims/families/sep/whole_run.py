@@ -1,0 +1,282 @@
+"""DP-SEP as an algorithm (a whole run with a whole-run claim).
+
+It follows the algorithm protocol of :mod:`dpclaims.audits.whole_run`: a
+``claim`` about the whole run (its DpEvent), a ``threat_model`` and a ``run(data,
+rng, n_runs)`` vectorised over runs (a Python loop over the steps only), with
+``step`` (one noisy release from given states, for the sensitivity property test),
+a canary, and planted-bug switches.
+
+:class:`DPSEPPass`
+    Vinaroz & Park, DP-SEP v0, ``../shared/papers/dpsep_full_v0.txt``, Algorithm 3,
+    eq. 4, Prop. 1. T epochs, each a pass over a hidden random permutation of the N records; every
+    step
+    releases theta~_new (step 8). eq. 4: "theta_new = (gamma/N) theta_fn + (N - gamma/N)
+    theta_f + theta_0", with noise for "Delta_theta_new = 2 gamma C / N" (Prop. 1).
+    Reading ``"as-printed"`` is eq. 4; ``"sep-invariant"`` is SEP's own update
+    theta_new = gamma theta_fn + (N - gamma) theta_f + theta_0 (sensitivity 2 gamma C)
+    with the paper's noise: the planted bug (noise N times too small). Data ``(x (N, d),
+    y (N,), site_canary (N,))``: a record with ``site_canary = s`` in {-1, +1} has the
+    clipped site s C u (u = e_1 of the natural parameters, the h_1 coordinate) whatever
+    the cavity: the DP-SEP analogue of a gradient canary (Prop. 1 holds for every site of
+    norm <= C). Claim (replace-one): one unamplified Gaussian per epoch,
+    ``SelfComposedDpEvent(GaussianDpEvent(sigma), T)`` (each record is processed once per
+    epoch; :func:`dpclaims.analysis.accounting.dp_event_for` with a shuffled pass), exact
+    epsilon ``get_epsilon_gaussian(sigma / sqrt(T), delta)``. (The paper accounts the pass
+    as subsampling with autodp; that is a separate claim, ``dpsep/prop2-privacy``.)
+"""
+
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import dp_accounting
+import numpy as np
+
+from dpclaims.analysis.accounting import Sampling, dp_event_for
+from dpclaims.analysis.gaussian import clip_to_norm, flatten_natural, natural_dim
+from dpclaims.analysis.validation import (
+    check_count,
+    check_finite_array,
+    check_positive,
+)
+from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
+from dpclaims.audits.whole_run import (
+    check_flagged,
+    check_gaussian_delta,
+    check_threat_model,
+)
+from dpclaims.families.sep.likelihoods import Probit
+from dpclaims.families.sep.sep import DPSEPParams, cavity_moments, dpsep_theta_new
+
+SEP_READINGS = ("as-printed", "sep-invariant", "sep-invariant-recalibrated")
+
+
+# =========================================================================== DP-SEP
+
+
+def dpsep_background(n_records: int, dim: int = 2, seed: int = 0):
+    """Ordinary records for :class:`DPSEPPass`: x = (0, z), z ~ N(0, I_{d-1}), y = sign of
+    a probit draw in {-1, +1}. A probit site is h = a x, precision b x x^T, so with
+    x_1 = 0 the sites have no h_1 component: u = e_1 is quiet."""
+    n = check_count(n_records, "n_records")
+    d = check_count(dim, "dim", minimum=2)
+    rng = np.random.default_rng(seed)
+    x = np.zeros((n, d))
+    x[:, 1:] = rng.standard_normal((n, d - 1))
+    y = np.where(x[:, 1] + rng.standard_normal(n) > 0, 1.0, -1.0)
+    return x, y, np.zeros(n)
+
+
+@dataclass(frozen=True, eq=False)
+class DPSEPPass:
+    """T epochs of DP-SEP (module docstring) as an algorithm; every theta~_new released.
+
+    Parameters
+    ----------
+    n_records : int
+        N >= 2.
+    epochs : int
+        T >= 1 passes over a hidden random permutation.
+    clip : float
+        C > 0 (steps 6 and 9 of Algorithm 3).
+    damping : float
+        gamma > 0.
+    noise_multiplier : float
+        sigma > 0: step 8's noise std is sigma * 2 gamma C / N (Prop. 1's Delta), or
+        sigma * 2 gamma C for "sep-invariant-recalibrated".
+    reading : {"as-printed", "sep-invariant", "sep-invariant-recalibrated"}
+    threat_model : {"full-trace", "final-iterate"}
+        Every theta~_new (n, T N, p), or the final theta_q (n, p).
+    dim : int
+        d >= 2 (p = d + d(d + 1) / 2).
+    delta : float
+    prior_scale : float
+        theta_0 = prior_scale * (0, ..., 0; I) (precision prior_scale I): ||theta_0|| <= C
+        is checked (Algorithm 3 requires it).
+
+    Raises
+    ------
+    ValueError
+        N < 2, T < 1, d < 2, non-positive C, gamma, sigma or prior_scale, an unknown
+        reading or threat model, delta outside (0, 1), ||theta_0|| > C.
+    """
+
+    n_records: int = 10
+    epochs: int = 1
+    clip: float = 1.0
+    damping: float = 1.0
+    noise_multiplier: float = 2.0
+    reading: str = "as-printed"
+    threat_model: str = "full-trace"
+    dim: int = 2
+    delta: float = 1e-5
+    prior_scale: float = 0.5
+    data_seed: int = 0
+    label: str | None = None
+    relation: str = field(default="replace-one", init=False)
+    trace_reduction: str = field(default="max-per-epoch", init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n_records", check_count(self.n_records, "n_records", minimum=2))
+        object.__setattr__(self, "epochs", check_count(self.epochs, "epochs"))
+        for name in ("clip", "damping", "noise_multiplier", "prior_scale"):
+            object.__setattr__(self, name, check_positive(getattr(self, name), name))
+        if self.reading not in SEP_READINGS:
+            raise ValueError(f"reading must be one of {SEP_READINGS}, got {self.reading!r}")
+        check_threat_model(self.threat_model)
+        object.__setattr__(self, "dim", check_count(self.dim, "dim", minimum=2))
+        object.__setattr__(self, "delta", check_gaussian_delta(self.delta))
+        if np.linalg.norm(self.theta_0) > self.clip * (1 + 1e-12):
+            raise ValueError(f"||theta_0|| = {np.linalg.norm(self.theta_0):.4g} exceeds C = "
+                             f"{self.clip} (Algorithm 3 needs it bounded by C): lower "
+                             "prior_scale")
+
+    @property
+    def name(self) -> str:
+        return self.label or (f"dpsep-pass[{self.reading}; N={self.n_records}, "
+                              f"T={self.epochs}, sigma={self.noise_multiplier:g}; "
+                              f"{self.threat_model}]")
+
+    @property
+    def params(self) -> DPSEPParams:
+        return DPSEPParams(clipping_norm=self.clip, damping=self.damping,
+                           noise_multiplier=self.noise_multiplier, reading=self.reading)
+
+    @property
+    def theta_0(self) -> np.ndarray:
+        d = self.dim
+        return flatten_natural(np.zeros(d), self.prior_scale * np.eye(d))
+
+    @property
+    def p(self) -> int:
+        return natural_dim(self.dim)
+
+    @cached_property
+    def data(self):
+        return dpsep_background(self.n_records, self.dim, self.data_seed)
+
+    @property
+    def epoch_length(self) -> int:
+        return self.n_records
+
+    @property
+    def canary_direction(self) -> np.ndarray:
+        u = np.zeros(self.p)
+        u[0] = 1.0
+        return u
+
+    @cached_property
+    def claim(self) -> PrivacyClaim:
+        """Replace-one, one Gaussian(sigma) per epoch: epsilon exact (Balle & Wang 2018)."""
+        event = dp_event_for(self.noise_multiplier, Sampling(
+            "shuffle", dataset_size=self.n_records, batch_size=1, epochs=self.epochs))
+        eps = dp_accounting.get_epsilon_gaussian(self.noise_multiplier / math.sqrt(self.epochs),
+                                                 self.delta)
+        return PrivacyClaim(float(eps), self.delta, "replace-one", event)
+
+    @property
+    def step_sensitivity(self) -> Sensitivity:
+        """The sensitivity the step's noise is calibrated to: Prop. 1's "Delta_theta_new =
+        2 gamma C / N" for "as-printed" and "sep-invariant" (the paper's noise, the
+        planted bug), 2 gamma C for "sep-invariant-recalibrated" (noise recalibrated to
+        SEP's own update, :meth:`DPSEPParams.true_sensitivity_bound`)."""
+        n = self.n_records
+        if self.reading == "sep-invariant-recalibrated":
+            return Sensitivity(self.params.true_sensitivity_bound(n), 2)
+        return Sensitivity(self.params.claimed_sensitivity(n), 2)
+
+    @property
+    def _weights(self) -> tuple[float, float]:
+        """(weight of theta_fn, weight of theta_f) in theta_new under the reading."""
+        g, n = self.damping, self.n_records
+        return (g / n, n - g / n) if self.reading == "as-printed" else (g, n - g)
+
+    def gradient_canary(self, sign: float):
+        """The site canary (x = 0, y = 1, site_canary = sign): clipped site sign C e_1."""
+        return (np.zeros(self.dim), 1.0, float(np.sign(sign)))
+
+    @property
+    def candidates(self) -> list:
+        """Records for the property test: both site canaries and records 5 e_j, y = +-1
+        (their sites are clipped to norm C)."""
+        out = [self.gradient_canary(1), self.gradient_canary(-1)]
+        for j in range(self.dim):
+            e = np.zeros(self.dim)
+            e[j] = 5.0
+            out += [(e, 1.0, 0.0), (e, -1.0, 0.0)]
+        return out
+
+    def check_data(self, data):
+        x, y, c = check_flagged(data, "site_canary", self.dim)
+        if not np.isin(y, (-1.0, 1.0)).all():
+            raise ValueError("y must hold labels in {-1, +1} (probit)")
+        return x, y, c
+
+    def _sites(self, theta_f, x, y, c):
+        """Clipped sites (n, p) of records (x (n, d), y (n,), c (n,)) at states theta_f."""
+        cav = self.theta_0 + (self.n_records - 1) * theta_f
+        mean, cov, _ = cavity_moments(cav, self.params.pd_floor)
+        site = clip_to_norm(Probit().site(mean, cov, x, y), self.clip)
+        return np.where((c != 0)[:, None], c[:, None] * self.clip * self.canary_direction, site)
+
+    def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
+        """``n_runs`` runs of T epochs (Algorithm 3 with the reading's update).
+
+        Each epoch draws a permutation per run (``rng.permuted``), then each step the noise
+        (n, p). Returns every theta~_new (n_runs, T N, p) or the final theta_q (n_runs, p).
+
+        Raises ValueError on bad data or n_runs < 1.
+        """
+        n = check_count(n_runs, "n_runs")
+        x, y, c = self.check_data(data)
+        N, p = x.shape[0], self.p
+        std = self.params.noise_std(self.n_records)
+        theta_f = np.zeros((n, p))
+        trace = (np.empty((n, self.epochs * N, p)) if self.threat_model == "full-trace"
+                 else None)
+        for t in range(self.epochs):
+            perms = rng.permuted(np.tile(np.arange(N), (n, 1)), axis=1)
+            for k in range(N):
+                i = perms[:, k]
+                site = self._sites(theta_f, x[i], y[i], c[i])
+                new = dpsep_theta_new(theta_f, site, self.theta_0, self.n_records, self.params)
+                new = new + std * rng.standard_normal((n, p))
+                if trace is not None:
+                    trace[:, t * N + k] = new
+                theta_f = clip_to_norm((new - self.theta_0) / self.n_records, self.clip)
+        return trace if trace is not None else self.theta_0 + self.n_records * theta_f
+
+    def updates(self, releases) -> np.ndarray:
+        """Residuals theta~_new - (w_f theta_f + theta_0) (n, S, p), theta_f =
+        clip((previous theta~_new - theta_0) / N, C) (0 before the first step): the
+        record's own w_n theta_fn plus noise, read off the trace (post-processing)."""
+        r = np.asarray(releases, dtype=float)
+        prev = np.concatenate([np.broadcast_to(self.theta_0, (r.shape[0], 1, r.shape[2])),
+                               r[:, :-1]], axis=1)
+        theta_f = clip_to_norm((prev - self.theta_0) / self.n_records, self.clip)
+        return r - self._weights[1] * theta_f - self.theta_0
+
+    def random_states(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """n sites theta_f (n, p) of norm <= C: clip(N(0, (C/2)^2 I))."""
+        return clip_to_norm(0.5 * self.clip * rng.standard_normal((n, self.p)), self.clip)
+
+    def step(self, state, batch, rng: np.random.Generator) -> np.ndarray:
+        """theta~_new (n, p) of one step from sites theta_f (n, p) processing ``batch``'s
+        single record (Algorithm 3, steps 4-8)."""
+        theta_f = check_finite_array(state, "state", ndim=2)
+        x, y, c = self.check_data(batch)
+        if x.shape[0] != 1:
+            raise ValueError(f"a DP-SEP step processes one record, got a batch of {x.shape[0]}")
+        n = theta_f.shape[0]
+        site = self._sites(theta_f, np.repeat(x, n, 0), np.repeat(y, n), np.repeat(c, n))
+        new = dpsep_theta_new(theta_f, site, self.theta_0, self.n_records, self.params)
+        return new + self.params.noise_std(self.n_records) * rng.standard_normal(new.shape)
+
+    def to_dict(self) -> dict:
+        return {"N": self.n_records, "T": self.epochs, "C": self.clip, "gamma": self.damping,
+                "sigma": self.noise_multiplier, "reading": self.reading,
+                "noise_std": self.params.noise_std(self.n_records),
+                "threat_model": self.threat_model, "d": self.dim, "delta": self.delta}
