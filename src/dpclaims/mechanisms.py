@@ -88,6 +88,7 @@ import numpy as np
 from dpclaims.analysis.domains import Ball, Box, FiniteSet
 from dpclaims.analysis.records import add_record, remove_record
 from dpclaims.analysis.validation import check_count, check_epsilon, check_positive
+from dpclaims.analysis.vocabulary import RELATIONS
 from dpclaims.audits.mechanism import NeighbouringPair, PrivacyClaim, Sensitivity
 
 # StatDP's query-answer patterns (statdp/generators.py; DP-Sniper's
@@ -464,7 +465,7 @@ class ClippedSumGaussian:
         check_positive(self.clipping_norm, "clipping_norm")
         if not 0 < self.delta < 1:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
-        if self.calibration not in ("replace-one", "add-remove"):
+        if self.calibration not in RELATIONS:
             raise ValueError(f"calibration must be 'replace-one' or 'add-remove', got "
                              f"{self.calibration!r}")
 

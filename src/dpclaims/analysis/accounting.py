@@ -90,6 +90,7 @@ from dpclaims.analysis.validation import (  # noqa: F401  (steps_for_epochs re-e
     check_positive,
     steps_for_epochs,
 )
+from dpclaims.analysis.vocabulary import RELATIONS, SAMPLINGS, check_relation
 
 __all__ = [
     "ACCOUNTANTS",
@@ -112,8 +113,7 @@ __all__ = [
     "dp_event_for",
 ]
 
-KINDS = ("poisson", "without-replacement", "shuffle", "fixed-order", "none")
-RELATIONS = ("replace-one", "add-remove")
+KINDS = SAMPLINGS  # the sampling kinds (dpclaims.analysis.vocabulary.SamplingKind)
 BOUNDS = ("upper", "lower", "exact", "model")
 # The largest PLD grid (points of one probability mass function, before and after
 # composition) the accountants here build: about 67 MB a float64 array, a few times
@@ -1075,8 +1075,7 @@ def _check_refinement(
 
 
 def _check_relation(relation: str) -> None:
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    check_relation(relation)
 
 
 def _library_reason(exc: Exception) -> str:

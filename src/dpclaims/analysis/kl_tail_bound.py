@@ -113,8 +113,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 from scipy.linalg import solve_triangular
-from statsmodels.stats.proportion import proportion_confint
 
+from dpclaims.analysis.intervals import clopper_pearson
 from dpclaims.analysis.validation import check_count, check_finite_array, check_positive
 
 __all__ = [
@@ -674,19 +674,6 @@ def _jsonable(value):
 def _child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     """Deterministic child of ``root`` (does not mutate it, unlike ``spawn``)."""
     return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + key)
-
-
-def clopper_pearson(count, nobs: int, alpha: float) -> np.ndarray:
-    """Two-sided Clopper-Pearson intervals (..., 2) for counts out of ``nobs`` draws.
-
-    statsmodels ``proportion_confint(method="beta")`` at level 1 - alpha; the
-    uninformative [0, 1] when ``nobs`` is 0 (e.g. an empty conditioning event).
-    """
-    count = np.asarray(count)
-    if nobs == 0:
-        return np.tile([0.0, 1.0], (count.size, 1))
-    low, high = proportion_confint(count, nobs, alpha=alpha, method="beta")
-    return np.stack([np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)], axis=-1)
 
 
 def kl_tail_study(

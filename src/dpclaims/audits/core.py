@@ -51,8 +51,8 @@ from typing import Any
 import dp_accounting
 import numpy as np
 from scipy.stats import norm as _normal
-from statsmodels.stats.proportion import proportion_confint
 
+from dpclaims.analysis.intervals import clopper_pearson_upper  # noqa: F401  (re-exported)
 from dpclaims.analysis.validation import check_count, check_delta, check_probability
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
@@ -74,18 +74,6 @@ from dpclaims.audits.scores import (
 )
 
 # --------------------------------------------------------------------------- statistics
-
-
-def clopper_pearson_upper(count, nobs, level_alpha: float) -> np.ndarray:
-    """One-sided (1 - level_alpha) Clopper-Pearson upper bound on a binomial rate.
-
-    ``count`` and ``nobs`` broadcast (counts may be non-integer when projected);
-    statsmodels' "beta" interval at two-sided alpha = 2 level_alpha, whose upper
-    end is the one-sided bound.
-    """
-    _, upper = proportion_confint(np.asarray(count), np.asarray(nobs),
-                                  alpha=2 * level_alpha, method="beta")
-    return np.asarray(upper, dtype=float)
 
 
 def epsilon_from_rates(fpr, fnr, delta: float) -> np.ndarray:

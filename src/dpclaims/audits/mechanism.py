@@ -39,8 +39,8 @@ from dpclaims.analysis.records import (  # noqa: F401  (re-exported: the dataset
     replace_record,
 )
 from dpclaims.analysis.validation import check_count, check_delta, check_epsilon
-
-RELATIONS = ("replace-one", "add-remove")
+from dpclaims.analysis.vocabulary import RELATIONS  # noqa: F401  (re-exported)
+from dpclaims.analysis.vocabulary import check_relation as _vocabulary_relation
 
 
 class InvalidMechanismError(TypeError, ValueError):
@@ -53,9 +53,7 @@ class InvalidMechanismError(TypeError, ValueError):
 
 def check_relation(relation: str) -> str:
     """Return ``relation``; raise ValueError unless it is one of :data:`RELATIONS`."""
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
-    return relation
+    return _vocabulary_relation(relation)
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -109,7 +110,17 @@ from dpclaims.audits.mechanism import (
     replace_one,
 )
 
-THREAT_MODELS = ("final-iterate", "full-trace")
+
+class ThreatModel(str, Enum):
+    """What a whole run releases to the adversary: only the final iterate, or every
+    iterate (the full trace)."""
+
+    FINAL_ITERATE = "final-iterate"
+    FULL_TRACE = "full-trace"
+
+
+#: The threat models' values.
+THREAT_MODELS = tuple(t.value for t in ThreatModel)
 CANARIES = ("gradient", "input")
 TRACE_REDUCTIONS = ("sum", "max-per-epoch")
 #: Largest number of floats a block of runs' releases may hold (32 MB).

@@ -64,10 +64,9 @@ else:  # Python 3.10: the same parser, published as tomli
     import tomli as tomllib
 
 from dpclaims.analysis.validation import InputError, steps_for_epochs
+from dpclaims.analysis.vocabulary import RELATIONS, SAMPLINGS
 from dpclaims.claims.reported import ReportedPrivacy
 
-SAMPLINGS = ("poisson", "without-replacement", "shuffle", "fixed-order", "none")
-RELATIONS = ("replace-one", "add-remove")
 NOISE_RELATIVE_TO = ("clipping-norm", "sensitivity")
 _COMMON = {"id", "location", "statement"}
 _KEYS = {

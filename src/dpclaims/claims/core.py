@@ -32,7 +32,18 @@ from enum import Enum
 
 from dpclaims.analysis.validation import InputError  # noqa: F401  (re-exported)
 
-VERDICTS = ("holds", "refuted", "inconclusive", "not-checkable")
+
+class VerdictWord(str, Enum):
+    """The four verdicts (module docstring)."""
+
+    HOLDS = "holds"
+    REFUTED = "refuted"
+    INCONCLUSIVE = "inconclusive"
+    NOT_CHECKABLE = "not-checkable"
+
+
+#: The verdicts' values, in the report's order.
+VERDICTS = tuple(v.value for v in VerdictWord)
 
 
 class ReadingKind(str, Enum):
@@ -93,21 +104,40 @@ def reading_kind(reading: str) -> ReadingKind:
     return reading.kind if isinstance(reading, Reading) else ReadingKind.TEXT
 
 
-#: What a claim states, which fixes how it is checked (``Claim.kind``).
+class ClaimKind(str, Enum):
+    """What a claim states, which fixes how it is checked (``Claim.kind``)."""
+
+    SENSITIVITY = "sensitivity"
+    PRIVACY_NUMBER = "privacy-number"
+    AUDIT = "audit"
+    MONTE_CARLO_BOUND = "monte-carlo-bound"
+    IDENTITY = "identity"
+    EXPERIMENT_STATEMENT = "experiment-statement"
+    TABLE = "table"
+
+
+#: Each claim kind and how it is checked, in words (the report's legend).
 CLAIM_KINDS = {
-    "sensitivity": "a stated sensitivity bound: hypothesis property test over neighbouring "
-                   "datasets (and random states)",
-    "privacy-number": "a reported (epsilon, delta): the accounting recomputed with every "
-                      "accountant, under the sampling assumed and the sampling performed",
-    "audit": "a privacy guarantee of a released statistic or a whole run: empirical audit "
-             "with a Clopper-Pearson epsilon lower bound",
-    "monte-carlo-bound": "a stated bound or rate: Monte Carlo with certified (exact "
-                         "binomial or order-statistic) intervals",
-    "identity": "an equation, a derivation or an arithmetic statement: exact recomputation "
-                "or a property test of the identity",
-    "experiment-statement": "a comparative statement about experiments: paired runs at a "
-                            "stated size with an exact test",
-    "table": "a printed table: its numbers beside our runs, exact arithmetic checks",
+    ClaimKind.SENSITIVITY.value: (
+        "a stated sensitivity bound: hypothesis property test over neighbouring "
+        "datasets (and random states)"),
+    ClaimKind.PRIVACY_NUMBER.value: (
+        "a reported (epsilon, delta): the accounting recomputed with every accountant, "
+        "under the sampling assumed and the sampling performed"),
+    ClaimKind.AUDIT.value: (
+        "a privacy guarantee of a released statistic or a whole run: empirical audit "
+        "with a Clopper-Pearson epsilon lower bound"),
+    ClaimKind.MONTE_CARLO_BOUND.value: (
+        "a stated bound or rate: Monte Carlo with certified (exact binomial or order-"
+        "statistic) intervals"),
+    ClaimKind.IDENTITY.value: (
+        "an equation, a derivation or an arithmetic statement: exact recomputation or a"
+        " property test of the identity"),
+    ClaimKind.EXPERIMENT_STATEMENT.value: (
+        "a comparative statement about experiments: paired runs at a stated size with "
+        "an exact test"),
+    ClaimKind.TABLE.value: (
+        "a printed table: its numbers beside our runs, exact arithmetic checks"),
 }
 
 
@@ -127,9 +157,9 @@ class Claim:
         The statement quoted exactly.
     check : str
         How it is checked, in words (property test, accounting, audit, Monte Carlo).
-    kind : str, optional
-        One of :data:`CLAIM_KINDS` (declared in the catalogues; None for claims built on
-        the fly without one). Raises ValueError for any other value.
+    kind : ClaimKind or str, optional
+        One of :class:`ClaimKind` (stored as its value; declared in the catalogues; None
+        for claims built on the fly without one). Raises ValueError for any other value.
     """
 
     id: str
@@ -140,9 +170,11 @@ class Claim:
     kind: str | None = None
 
     def __post_init__(self):
-        if self.kind is not None and self.kind not in CLAIM_KINDS:
-            raise ValueError(f"kind must be one of {tuple(CLAIM_KINDS)} or None, got "
-                             f"{self.kind!r}")
+        if self.kind is not None:
+            if self.kind not in CLAIM_KINDS:
+                raise ValueError(f"kind must be one of {tuple(CLAIM_KINDS)} or None, got "
+                                 f"{self.kind!r}")
+            object.__setattr__(self, "kind", ClaimKind(self.kind).value)
 
 
 @dataclass

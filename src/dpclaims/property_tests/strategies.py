@@ -110,9 +110,9 @@ def neighbouring_datasets(records, relation: str, *, base=None, min_size: int = 
         ``min_size`` to ``max_size`` records drawn from ``records``.
     """
     from dpclaims.analysis.records import add_record, n_records, remove_record, replace_record
+    from dpclaims.analysis.vocabulary import check_relation
 
-    if relation not in ("replace-one", "add-remove"):
-        raise ValueError(f"relation must be 'replace-one' or 'add-remove', got {relation!r}")
+    check_relation(relation)
     if base is None:
         d0s = st.lists(records, min_size=min_size, max_size=max_size).map(np.stack)
         if relation == "replace-one":

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import dp_accounting
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
 
 from bs18_expfam import model
 from bs18_expfam.claims import ADD_REMOVE, REPLACE_ONE
 from dpclaims.analysis.accounting import account_event
+from dpclaims.analysis.intervals import clopper_pearson
 from dpclaims.analysis.seeds import rng_for, seed_sequence
 from dpclaims.audits import PrivacyClaim, add_one, audit
 from dpclaims.claims import Reading, ReadingKind
@@ -130,7 +130,7 @@ def check_multinomial_audit(claim, trials: int, seed: int) -> list:
 
 # -------------------------------------------------------------------------- calibration
 def _bracket(hits: int, n: int, alpha: float) -> tuple[float, float]:
-    lo, hi = proportion_confint(hits, n, alpha=alpha, method="beta")
+    lo, hi = clopper_pearson(hits, n, alpha)
     return float(lo), float(hi)
 
 

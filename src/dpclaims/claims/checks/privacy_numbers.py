@@ -56,6 +56,7 @@ from __future__ import annotations
 import itertools
 
 from dpclaims.analysis import accounting as acc
+from dpclaims.analysis.vocabulary import RELATIONS
 from dpclaims.claims import Reading, ReadingKind, Verdict
 from dpclaims.claims.checks.bounds import epsilon_bounds
 from dpclaims.claims.kernel import Claimed, decide, not_checkable, undecided
@@ -309,7 +310,7 @@ def _sigma_under_each_relation(entry: ReportedPrivacy, combos) -> dict:
     out = {}
     c = combos[0]
     plan = _plan(entry, entry.paper_sampling, c["steps"])
-    for relation in ("replace-one", "add-remove"):
+    for relation in RELATIONS:
         if entry.paper_sampling == "without-replacement" and relation == "add-remove":
             out[relation] = "unsupported: sampling without replacement is replace-one only"
             continue

@@ -64,9 +64,9 @@ from dpclaims.analysis.validation import (
     check_positive,
     check_probability,
 )
+from dpclaims.analysis.vocabulary import RELATIONS, check_relation  # noqa: F401
 
 CALIBRATIONS = ("paper", "replace-one")
-RELATIONS = ("replace-one", "add-remove")
 
 
 # --------------------------------------------------------------------------- checks
@@ -501,8 +501,7 @@ class VIPSLDA:
         replace-one: sqrt(2) a N / S (two non-negative contributions of norm <= a N / S,
         attained by disjoint supports); add-remove with S fixed: a N / S.
         """
-        if relation not in RELATIONS:
-            raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+        check_relation(relation)
         factor = math.sqrt(2.0) if relation == "replace-one" else 1.0
         return factor * self.claimed_sensitivity()
 

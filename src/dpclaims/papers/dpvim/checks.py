@@ -40,8 +40,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
+from dpclaims.analysis.intervals import clopper_pearson
 from dpclaims.claims import CheckTimer, Verdict
 from dpclaims.claims.checks.bounds import search_verdict
 from dpclaims.claims.kernel import (
@@ -344,9 +344,7 @@ def _cp_mean(values, low: float, high: float, alpha: float, rng) -> tuple[float,
     if np.any(v < low) or np.any(v > high):
         raise AssertionError("a statistic lies outside the range its bound assumes")
     hits = int(np.sum(rng.uniform(low, high, size=v.size) < v))
-    lo, hi = proportion_confint(hits, v.size, alpha=2 * alpha, method="beta")
-    lo = 0.0 if not np.isfinite(lo) else float(lo)
-    hi = 1.0 if not np.isfinite(hi) else float(hi)
+    lo, hi = (float(x) for x in clopper_pearson(hits, v.size, 2 * alpha))
     return low + (high - low) * lo, low + (high - low) * hi
 
 

@@ -47,8 +47,8 @@ from pathlib import Path
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
+from dpclaims.analysis.intervals import clopper_pearson
 from dpclaims.analysis.ou import ar1_var_of_mean_factor, fit_ar1, linreg_burnout, rhat_burnout
 from dpclaims.analysis.paired_tests import paired_comparison
 from dpclaims.claims import Verdict
@@ -245,7 +245,8 @@ def check_coverage(cov: dict, seed: int, out_dir=None):
         for kind in ("posterior", "dp"):
             c = primary["cover"][r][kind]
             hits = c.sum(axis=0)
-            lo, hi = proportion_confint(hits, n_runs, alpha=alpha_b, method="beta")
+            ci = clopper_pearson(hits, n_runs, alpha_b)
+            lo, hi = ci[..., 0], ci[..., 1]
             rows[kind] = {"coverage": (hits / n_runs).tolist(), "cp_low": np.atleast_1d(lo)
                           .tolist(), "cp_high": np.atleast_1d(hi).tolist()}
         rh = results["rhat"]["cover"][r]["posterior"].mean(axis=0)
