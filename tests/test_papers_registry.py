@@ -148,3 +148,21 @@ def test_the_papers_command_lists_the_registry():
     assert result.exit_code == 0, result.output
     for pid in ("dpsep", "vips", "dpvim", "accounting"):
         assert pid in result.output
+
+
+def test_a_broken_paper_of_dpclaims_itself_is_a_bug_not_bad_input(tmp_path):
+    """The same interface breach is the plugin author's input error (exit 2) from a user's
+    paper and an internal error (exit 70) from one of dpclaims' own papers."""
+    from dpclaims.claims.paper import RunContext
+    from dpclaims.claims.registry import run_paper
+
+    def run(ctx):
+        return 42
+
+    ctx = RunContext(budget=_B("smoke"), seed=0, out_dir=tmp_path)
+    with pytest.raises(InputError, match="must return"):
+        run_paper(_paper(run=run), ctx)
+    run.__module__ = "dpclaims.papers.example"
+    with pytest.raises(RuntimeError, match="must return") as info:
+        run_paper(_paper(run=run), ctx)
+    assert not isinstance(info.value, InputError)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -41,15 +41,14 @@ class Budget:
 
     name: str
 
+    def values(self) -> dict[str, Any]:
+        """The fields other than ``name``, as they are (for checks that read a dict)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
+
     def to_dict(self) -> dict[str, Any]:
         """The budget's fields as JSON-able values (tuples as lists), for results.json."""
-        from dataclasses import fields
-
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = list(value) if isinstance(value, tuple) else value
-        return out
+        return {k: list(v) if isinstance(v, tuple) else v
+                for k, v in {"name": self.name, **self.values()}.items()}
 
 
 class PaperResult(NamedTuple):

@@ -12,8 +12,6 @@ that every verdict is of a claim the paper declares.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
@@ -21,7 +19,7 @@ from pathlib import Path
 
 from dpclaims.claims.core import CheckTimer, InputError
 from dpclaims.claims.paper import Paper, PaperResult, RunContext
-from dpclaims.claims.user_code import register_source
+from dpclaims.claims.user_code import load_object, register_source
 
 #: The entry point group a paper package registers in.
 ENTRY_POINT_GROUP = "dpclaims.papers"
@@ -49,6 +47,8 @@ def registered_papers() -> list[Paper]:
         try:
             obj = ep.load()
         except Exception as exc:  # noqa: BLE001  (a plugin that fails to import)
+            if _ours(ep.module):
+                raise  # dpclaims' own paper: a bug (exit 70), not the user's input
             raise InputError(f"the paper plugin {where} does not load: "
                              f"{type(exc).__name__}: {exc}") from exc
         paper = _as_paper(obj, where)
@@ -75,25 +75,7 @@ def load_paper(spec: str) -> Paper:
     if not sep or not target or not attr:
         raise InputError(f"a paper outside the registry is named as path/to/file.py:obj or "
                          f"module:obj, got {spec!r}")
-    if target.endswith(".py") or "/" in target or "\\" in target:
-        path = Path(target)
-        if not path.is_file():
-            raise InputError(f"paper file not found: {path}")
-        name = f"dpclaims_user_paper_{abs(hash(str(path.resolve())))}"
-        module_spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[name] = module  # dataclasses and pickling look the module up
-        register_source(module)  # an exception raised in it is the user's (exit 2)
-        module_spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ModuleNotFoundError as exc:
-            raise InputError(f"paper module not found: {target} ({exc})") from exc
-        register_source(module, package=True)
-    if not hasattr(module, attr):
-        raise InputError(f"{target} has no {attr!r}")
-    return _as_paper(getattr(module, attr), spec)
+    return _as_paper(load_object(spec, "paper", package=True), spec)
 
 
 def resolve(spec: str) -> list[Paper]:
@@ -113,6 +95,11 @@ def resolve(spec: str) -> list[Paper]:
     raise InputError(f"unknown paper {spec!r}; registered: "
                      f"{', '.join(p.id for p in papers) or 'none'}, or 'all', or "
                      "path/to/file.py:obj")
+
+
+def _ours(module: str | None) -> bool:
+    """Whether ``module`` is part of dpclaims itself (its own papers are not user input)."""
+    return bool(module) and (module == "dpclaims" or module.startswith("dpclaims."))
 
 
 def _as_paper(obj, where: str) -> Paper:
@@ -136,17 +123,21 @@ def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
     ------
     InputError
         A plugin's result that breaks the interface (naming the paper and the claim).
+    RuntimeError
+        The same for one of dpclaims' own papers (an internal error).
     """
+    # a broken interface is the plugin author's input error, or a bug of dpclaims' own
+    error = RuntimeError if _ours(getattr(paper.run, "__module__", "")) else InputError
     result = paper.run(ctx)
     try:
         verdicts, sections, meta, timings = result
     except (TypeError, ValueError):
-        raise InputError(f"paper {paper.id!r}: run must return (verdicts, sections, meta, "
+        raise error(f"paper {paper.id!r}: run must return (verdicts, sections, meta, "
                          f"timings), got {type(result).__name__}") from None
     declared = paper.claim_ids
     for v in verdicts:
         if v.claim.id not in declared:
-            raise InputError(f"paper {paper.id!r} returned a verdict for the claim "
+            raise error(f"paper {paper.id!r} returned a verdict for the claim "
                              f"{v.claim.id!r}, which it does not declare in Paper.claims")
         if v.budget is None:
             v.budget = ctx.budget.name

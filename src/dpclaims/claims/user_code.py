@@ -9,9 +9,14 @@ frame of an exception's traceback in those files.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
+import sys
 import traceback
 from pathlib import Path
+
+from dpclaims.analysis.validation import InputError
 
 #: Files of the user's code: an exception raised from them is the user's.
 USER_SOURCES: set[str] = set()
@@ -66,6 +71,58 @@ def user_frame(exc: BaseException) -> tuple[str, int, str] | None:
             return found
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def load_object(spec: str, what: str, package: bool = False):
+    """The object named by ``FILE.py:OBJECT`` or ``package.module:OBJECT``.
+
+    A file is imported as the module ``dpclaims_<what>_<stem>`` (registered in
+    ``sys.modules`` so that worker processes can unpickle its classes); a dotted name
+    with :func:`importlib.import_module`. Either way the module is registered as the
+    user's code (:func:`register_source`; ``package=True``: its whole package).
+    ``what`` ("variant", "paper") names the object in messages.
+
+    Raises
+    ------
+    InputError
+        A malformed spec, a missing file or module, an import error (naming the line of
+        the user's file), or a missing object.
+    """
+    if ":" not in spec:
+        raise InputError(f"expected FILE.py:OBJECT or package.module:OBJECT, got {spec!r}")
+    file, _, obj_name = spec.rpartition(":")
+    if not obj_name.isidentifier():
+        raise InputError(f"OBJECT must be a Python name, got {obj_name!r}")
+    path = Path(file)
+    if file.endswith(".py") or path.is_file() or "/" in file:
+        if not path.is_file():
+            raise InputError(f"{what} file not found: {file}")
+        mod_name = f"dpclaims_{what}_{path.stem}"
+        loader = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(loader)
+        sys.modules[mod_name] = module
+        USER_SOURCES.add(str(path.resolve()))
+        try:
+            loader.loader.exec_module(module)
+        except Exception as exc:  # the user's file: any error is bad input
+            where = user_frame(exc)
+            at = f" at line {where[1]}" if where else ""
+            raise InputError(f"importing {file} failed{at}: {type(exc).__name__}: "
+                             f"{exc}") from exc
+    else:
+        if not all(part.isidentifier() for part in file.split(".")):
+            raise InputError(f"expected FILE.py:OBJECT or package.module:OBJECT, got {spec!r}")
+        try:
+            module = importlib.import_module(file)
+            register_source(module, package=package)
+        except ModuleNotFoundError as exc:
+            raise InputError(f"{what} module not found: {file} ({exc})") from exc
+        except Exception as exc:
+            raise InputError(f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
+    if not hasattr(module, obj_name):
+        names = sorted(n for n in vars(module) if not n.startswith("_"))
+        raise InputError(f"{file} has no object {obj_name!r}; it defines {names}")
+    return getattr(module, obj_name)
 
 
 def describe_user_error(exc: BaseException) -> str | None:

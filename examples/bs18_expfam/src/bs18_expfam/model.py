@@ -21,7 +21,7 @@ trial axis: T independent chains advance together.
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 #: ``Beta_Binomial.prior_parameters`` (alpha, beta).
 PRIOR = (10.0, 10.0)
@@ -83,15 +83,6 @@ def conjugate_interval(s, n_records: int, level: float, prior=PRIOR):
     return stats.beta.ppf(tail, a, b), stats.beta.ppf(1 - tail, a, b)
 
 
-def _truncated_normal(mean, sd, low, high, rng):
-    """One draw per entry of N(mean, sd^2) truncated to [low, high] (inverse CDF)."""
-    a = special.ndtr((low - mean) / sd)
-    b = special.ndtr((high - mean) / sd)
-    u = rng.uniform(size=np.shape(mean))
-    p = np.clip(a + u * (b - a), 1e-300, 1 - 1e-16)
-    return np.clip(mean + sd * special.ndtri(p), low, high)
-
-
 def gibbs_posterior(y, n_records: int, epsilon: float, rng: np.random.Generator, *,
                     burnin: int = BURNIN, iterations: int = ITERATIONS,
                     prior=PRIOR) -> np.ndarray:
@@ -123,7 +114,9 @@ def gibbs_posterior(y, n_records: int, epsilon: float, rng: np.random.Generator,
         total = noise_var + ss_var
         cond_var = noise_var * ss_var / total
         cond_mean = (ss_var * y + noise_var * ss_mean) / total
-        s = _truncated_normal(cond_mean, np.sqrt(cond_var), 0.0, n, rng)
+        sd = np.sqrt(cond_var)
+        s = stats.truncnorm.rvs((0.0 - cond_mean) / sd, (n - cond_mean) / sd, loc=cond_mean,
+                                scale=sd, random_state=rng)  # truncated to [0, N]
         abs_noise = np.maximum(np.abs(y - s), 1e-12)
         noise_var = 1.0 / rng.wald(1.0 / (b * abs_noise), 1.0 / b ** 2)
         theta = rng.beta(np.maximum(prior[0] + s, FLOOR), np.maximum(prior[1] + n - s, FLOOR))

@@ -53,11 +53,6 @@ one claim was not checkable (nothing was checked for it).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
-
 from dpclaims.analysis.accounting import account_event
 from dpclaims.analysis.records import dataset_as_lists
 from dpclaims.audits.mechanism import (
@@ -88,6 +83,7 @@ from dpclaims.claims.kernel import Claimed, decide, not_checkable
 from dpclaims.claims.user_code import (  # noqa: F401  (re-exported)
     USER_SOURCES,
     describe_user_error,
+    load_object,
     register_source,
     user_frame,
 )
@@ -110,41 +106,8 @@ def load_variant(spec: str, as_mechanism: bool = True):
         A malformed spec, a missing file or module, an import error, a missing
         object, or an object that is not a mechanism (with the reason).
     """
-    if ":" not in spec:
-        raise InputError(f"expected FILE.py:OBJECT or package.module:OBJECT, got {spec!r}")
-    file, _, obj_name = spec.rpartition(":")
-    if not obj_name.isidentifier():
-        raise InputError(f"OBJECT must be a Python name, got {obj_name!r}")
-    path = Path(file)
-    if file.endswith(".py") or path.is_file() or "/" in file:
-        if not path.is_file():
-            raise InputError(f"variant file not found: {file}")
-        mod_name = f"dpclaims_variant_{path.stem}"
-        loader = importlib.util.spec_from_file_location(mod_name, path)
-        module = importlib.util.module_from_spec(loader)
-        sys.modules[mod_name] = module
-        USER_SOURCES.add(str(path.resolve()))
-        try:
-            loader.loader.exec_module(module)
-        except Exception as exc:  # the user's file: any error is bad input
-            where = user_frame(exc)
-            at = f" at line {where[1]}" if where else ""
-            raise InputError(f"importing {file} failed{at}: {type(exc).__name__}: "
-                             f"{exc}") from exc
-    else:
-        if not all(part.isidentifier() for part in file.split(".")):
-            raise InputError(f"expected FILE.py:OBJECT or package.module:OBJECT, got {spec!r}")
-        try:
-            module = importlib.import_module(file)
-            register_source(module)
-        except ModuleNotFoundError as exc:
-            raise InputError(f"variant module not found: {file} ({exc})") from exc
-        except Exception as exc:
-            raise InputError(f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
-    if not hasattr(module, obj_name):
-        names = sorted(n for n in vars(module) if not n.startswith("_"))
-        raise InputError(f"{file} has no object {obj_name!r}; it defines {names}")
-    obj = getattr(module, obj_name)
+    obj = load_object(spec, "variant")
+    obj_name = spec.rpartition(":")[2]
     if not as_mechanism:
         return obj
     if isinstance(obj, type) or (not hasattr(obj, "release") and not hasattr(obj, "run")

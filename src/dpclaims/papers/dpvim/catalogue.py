@@ -45,10 +45,6 @@ class DpvimBudget(Budget):
     audit_trials: int
     catalogue: int
 
-    def values(self) -> dict:
-        """The fields other than ``name``, as the checks read them (a dict)."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "name"}
-
 
 BUDGETS = {
     "smoke": DpvimBudget("smoke", examples=20, mc=2_000, ou_runs=40, ou_steps=400,

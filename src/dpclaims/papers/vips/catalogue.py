@@ -40,12 +40,6 @@ class VipsBudget(Budget):
     sbn_seeds: int
     sbn_iterations: int
 
-    def values(self) -> dict:
-        """The fields other than ``name``, as the checks read them (a dict)."""
-        d = self.to_dict()
-        d.pop("name")
-        return d
-
 
 BUDGETS = {
     # smoke exists for the project's tests: every check runs, small; the accounting
