@@ -33,3 +33,20 @@ def _validate_every_report():
     render.write_report = checked
     yield
     render.write_report = original
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_data_cache(tmp_path_factory):
+    """Every test runs with an empty data cache (``DPCLAIMS_DATA_CACHE``), so an audit
+    without --data-dir uses the embedded data whatever ``dpclaims data fetch`` has put
+    in the developer's own cache; tests of the cache set their own."""
+    import os
+
+    empty = tmp_path_factory.mktemp("empty-data-cache")
+    before = os.environ.get("DPCLAIMS_DATA_CACHE")
+    os.environ["DPCLAIMS_DATA_CACHE"] = str(empty)
+    yield
+    if before is None:
+        os.environ.pop("DPCLAIMS_DATA_CACHE", None)
+    else:
+        os.environ["DPCLAIMS_DATA_CACHE"] = before

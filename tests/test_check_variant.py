@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from dpclaims.claims import InputError
 from dpclaims.claims.checks.variant import load_variant
 from dpclaims.cli import main
+from dpclaims.reports.results import reading_records
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "variants.py"
 
@@ -26,7 +27,7 @@ def run(tmp_path, spec, *extra):
 
 def verdicts(out):
     data = json.loads((out / "results.json").read_text())
-    return {v["claim_id"].split("/")[-1]: v for v in data["verdicts"]}
+    return {v["claim_id"].split("/")[-1]: v for v in reading_records(data)}
 
 
 def test_correct_variant_exits_0_and_nothing_is_refuted(tmp_path):

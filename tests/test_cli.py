@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from dpclaims.cli import main
+from dpclaims.reports.results import load_results, reading_records
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CLAIM_IDS = {
@@ -59,16 +61,33 @@ def test_audit_writes_report_with_every_claim(smoke_run):
                  "mog_paper/mog_posteriors_d2.png", "mog_honest/mog_metrics_d2.png"):
         assert (out / name).is_file(), name
     results = json.loads((out / "results.json").read_text())
-    ids = {v["claim_id"] for v in results["verdicts"]}
+    ids = {v["claim_id"] for v in reading_records(results)}
     assert ids == CLAIM_IDS
-    for v in results["verdicts"]:
+    for v in reading_records(results):
         assert v["verdict"] in {"holds", "refuted", "inconclusive", "not-checkable"}
         assert v["sentence"] and v["evidence"] and v["seed"] == 3 and v["budget"] == "smoke"
         if v["verdict"] == "refuted":
             assert v["certificate"], v["claim_id"]
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html
-    assert "dpsep/prop2-privacy" in result.output  # the summary table is printed
+    # each figure embedded once, and the whole report small enough to mail (issue 24)
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert len(images) == len(set(images)) >= 10
+    assert (out / "report.html").stat().st_size <= 1_500_000
+
+
+def test_audit_output_fits_a_log(smoke_run):
+    """Not a terminal (CliRunner, a pipe, CI): one plain line per claim with its verdict
+    and the numbers it rests on, a summary line, and no box-drawing table."""
+    out, result = smoke_run
+    assert not set(result.output) & set("┃│━─┏┓┗┛┡┩╇")
+    claims = load_results(out)["claims"]
+    lines = result.output.splitlines()
+    for c in claims:
+        (line,) = [x for x in lines if x.startswith(c["id"] + ": ")]
+        assert line.startswith(f"{c['id']}: {c['verdict']}") and line.endswith(c["key"])
+    assert f"{len(claims)} claims: " in result.output and "Seed 3, budget smoke." in (
+        result.output)
 
 
 def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
@@ -76,7 +95,7 @@ def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
     update has N times more, so its property test and its audit must refute."""
     out, _ = smoke_run
     verdicts = {(v["claim_id"], v["reading"]): v["verdict"]
-                for v in json.loads((out / "results.json").read_text())["verdicts"]}
+                for v in reading_records(load_results(out))}
     # a search that finds no counterexample certifies no bound: inconclusive, not holds
     assert verdicts[("dpsep/prop1-sensitivity", "as-printed")] == "inconclusive"
     assert verdicts[("dpsep/prop1-sensitivity", "sep-invariant")] == "refuted"
@@ -134,9 +153,9 @@ def test_audit_with_data_dir_uses_wine(tmp_path):
     results = json.loads((tmp_path / "results.json").read_text())
     assert "wine-quality-red" in results["meta"]["data"]
     # with the data the BNN statements get real verdicts, and Table 4 is checked
-    bnn = {v["verdict"] for v in results["verdicts"] if v["claim_id"].startswith("dpsep/bnn-")}
+    bnn = {v["verdict"] for v in reading_records(results) if v["claim_id"].startswith("dpsep/bnn-")}
     assert bnn and bnn <= {"holds", "refuted", "inconclusive"}
-    table4 = [v for v in results["verdicts"] if v["claim_id"] == "dpsep/v0-table4-datasets"]
+    table4 = [v for v in reading_records(results) if v["claim_id"] == "dpsep/v0-table4-datasets"]
     # Table 4's sizes: every set loaded matches, but Year is not in the folder, so the
     # claim about all six sets is not certified
     assert [v["verdict"] for v in table4] == ["inconclusive"]

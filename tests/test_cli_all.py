@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from dpclaims.claims.registry import registered_papers
 from dpclaims.cli import _plan, main
 from dpclaims.reports.render import caption as caption_of
+from dpclaims.reports.results import reading_records
 
 RECORDED = Path(__file__).parent / "data" / "smoke_verdicts_seed2.json"
 
@@ -21,7 +22,7 @@ def test_all_papers_in_one_report(tmp_path):
     assert result.exit_code == 1, result.output  # claims are refuted: a finding
     tmp_path = tmp_path / "o"
     data = json.loads((tmp_path / "results.json").read_text())
-    ids = [(v["claim_id"], v["reading"]) for v in data["verdicts"]]
+    ids = [(v["claim_id"], v["reading"]) for v in reading_records(data)]
     assert not [k for k, c in Counter(ids).items() if c > 1]  # each verdict once
     prefixes = {cid.split("/")[0] for cid, _ in ids}
     assert prefixes >= {"dpsep", "vips", "dpvim"}
@@ -29,7 +30,7 @@ def test_all_papers_in_one_report(tmp_path):
     assert all(s["title"].split(":")[0] in data["meta"] for s in data["sections"])
     # the verdict of every claim and reading, and every headline, as recorded
     recorded = json.loads(RECORDED.read_text())
-    got = [[v["claim_id"], v["reading"], v["verdict"]] for v in data["verdicts"]]
+    got = [[v["claim_id"], v["reading"], v["verdict"]] for v in reading_records(data)]
     assert got == recorded["verdicts"]
     assert [[c["id"], c["verdict"]] for c in data["claims"]] == recorded["headlines"]
     # the progress line's recorded plan (k of N, time left) names the checks this run made
@@ -42,7 +43,7 @@ def test_all_papers_in_one_report(tmp_path):
     def caption(name):
         return caption_of(name, captions)
 
-    figures = {f for v in data["verdicts"] for f in v["figures"]}
+    figures = {f for v in reading_records(data) for f in v["figures"]}
     figures |= {f for s in data["sections"] for f in s.get("figures", [])}
     assert len(figures) >= 15 and [f for f in figures if caption(f) is None] == []
     html = (tmp_path / "report.html").read_text()

@@ -16,6 +16,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from dpclaims.cli import main
+from dpclaims.reports.results import reading_records
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "bs18_expfam"
@@ -39,7 +40,7 @@ def test_the_example_paper_runs_through_the_runner(tmp_path, monkeypatch):
     assert result.exit_code == 1, result.output  # the multinomial release is refuted
     data = json.loads((out / "results.json").read_text())
     assert {c["id"]: c["verdict"] for c in data["claims"]} == EXPECTED
-    readings = {(v["claim_id"], v["reading_kind"], v["verdict"]) for v in data["verdicts"]}
+    readings = {(v["claim_id"], v["reading_kind"], v["verdict"]) for v in reading_records(data)}
     # the suite's own readings are shown and typed, and do not decide a headline
     assert ("bs18/dirichlet-multinomial-sensitivity", "correction", "refuted") in readings
     assert ("bs18/multinomial-release-privacy", "correction", "inconclusive") in readings

@@ -4,7 +4,6 @@ checkable, 70 internal error, 130 interrupted."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpclaims.cli import main
+from dpclaims.reports.results import load_results, reading_records
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = ROOT / "tests" / "data" / "bad_variants.py"
@@ -66,7 +66,7 @@ def test_3_a_claim_without_dataset_size_is_not_checkable(tmp_path):
            "epochs = 60\n"
     r = invoke("check", toml(tmp_path, body), "--out", tmp_path / "o")
     assert r.exit_code == 3, r.output
-    v = json.loads((tmp_path / "o" / "results.json").read_text())["verdicts"][0]
+    v = reading_records(load_results(tmp_path / "o"))[0]
     assert v["verdict"] == "not-checkable" and "dataset size N" in v["sentence"]
 
 
@@ -77,7 +77,7 @@ def test_1_the_false_holds_of_issue_21_is_refuted(tmp_path):
     r = invoke("check", toml(tmp_path, DPSGD.format(eps=3.66, steps=32110)), "--out",
                tmp_path / "o")
     assert r.exit_code == 1, r.output
-    v = json.loads((tmp_path / "o" / "results.json").read_text())["verdicts"][0]
+    v = reading_records(load_results(tmp_path / "o"))[0]
     assert v["verdict"] == "refuted"
     assert v["evidence"]["basis"]["lower"]["value"] > 3.665
     assert "dp_accounting-pld-optimistic" in v["evidence"]["basis"]["lower"]["source"]
@@ -235,7 +235,7 @@ def test_an_audit_too_small_to_certify_anything_is_inconclusive_with_its_reason(
                "10", "--selection-trials", "2", "--out", tmp_path / "o")
     assert r.exit_code == 0, r.output
     v = {x["claim_id"].split("/")[-1]: x for x in
-         json.loads((tmp_path / "o" / "results.json").read_text())["verdicts"]}
+         reading_records(load_results(tmp_path / "o"))}
     audit = v["empirical-audit"]
     assert audit["verdict"] == "inconclusive" and "too small" in audit["sentence"]
     assert audit["evidence"]["basis"]["rule"] == "undecided"

@@ -64,12 +64,50 @@ def test_results_json_has_one_claim_record_per_claim_and_validates(tmp_path):
     data["claims"][0]["verdict"] = "probably"
     with pytest.raises(ValidationError):
         Draft202012Validator(schema).validate(data)
-    # the headline table comes first in both reports
+    # each reading is stored once, inside its claim; the reader gives the flat view
+    assert "verdicts" not in data
+    assert data["summary"] == {"claims": 2, "holds": 1, "refuted": 1, "inconclusive": 0,
+                               "not-checkable": 0}
+    from dpclaims.reports.results import load_results, reading_records
+
+    flat = reading_records(load_results(tmp_path))
+    assert [(r["claim_id"], r["reading"]) for r in flat] == [
+        ("paper/c1", "a"), ("paper/c1", "b"), ("paper/c2", "x")]
+    # the summary, then the headline table, then one section per claim, the quote once
     md = paths["markdown"].read_text()
-    assert md.index("## Claims") < md.index("## Readings")
+    assert md.index("2 claims: 1 refuted, 1 holds") < md.index("## Claims") < md.index(
+        "### `paper/c1`") < md.index("### `paper/c2`") < md.index("## Run")
+    assert md.count("the mechanism is 1-DP") == 1 and "budget None" not in md
     html = paths["html"].read_text()
-    assert html.index("class='headline'") < html.index("<h2 id='readings'>Readings</h2>")
-    assert "<nav><b>Contents</b>" in html and "budget None" not in md
+    assert html.index("class='summary'") < html.index("class='headline'") < html.index(
+        "<section id='claim-paper-c1'>")
+    assert "href='#claim-paper-c1'" in html and html.count("the mechanism is 1-DP") == 1
+
+
+def test_load_results_refuses_an_old_or_missing_file(tmp_path):
+    from dpclaims.claims import InputError
+    from dpclaims.reports.results import load_results
+
+    with pytest.raises(InputError, match="no results.json"):
+        load_results(tmp_path)
+    (tmp_path / "results.json").write_text(json.dumps({"schema_version": "2.1"}))
+    with pytest.raises(InputError, match="schema_version '2.1'"):
+        load_results(tmp_path / "results.json")
+
+
+def test_a_holds_headline_carries_the_numbers_that_make_it_hold():
+    from dpclaims.claims import claims_summary
+    from dpclaims.claims.kernel import Bound, Claimed, decide
+
+    held = decide(C, "as-printed", Claimed("epsilon", 1.0, printed="1.0"),
+                  upper=Bound(0.8123, "dp_accounting RDP"))
+    verdict, sentence, _ = headline([held])
+    assert verdict == "holds"
+    assert "epsilon <= 0.8123" in sentence and "dp_accounting RDP" in sentence
+    (record,) = claims_summary([held])
+    assert record["key"] == "epsilon <= 1.0 claimed; certified <= 0.8123"
+    refuted = decide(C, "b", Claimed("epsilon", 1.0), lower=Bound(2.5, "audit", 0.95))
+    assert claims_summary([refuted])[0]["key"] == "epsilon <= 1 claimed; certified >= 2.5 (95%)"
 
 
 def test_a_readings_kind_is_declared_never_read_off_its_name():

@@ -39,6 +39,7 @@ from dpclaims.property_tests.strategies import (
     draw_examples,
     neighbouring_datasets,
 )
+from dpclaims.reports.results import reading_records
 
 # A reduced budget: every zoo verdict below was seen to hold at seed 0; a correct
 # mechanism is refuted with probability <= alpha = 0.05 whatever the seed.
@@ -257,7 +258,7 @@ def test_nothing_checked_exits_3_and_says_so(tmp_path):
                                        "--n-trials", "2000"])
     assert result.exit_code == EXIT_NOT_CHECKED, result.output
     data = json.loads((out / "results.json").read_text())
-    kinds = {v["claim_id"].split("/")[-1]: v["verdict"] for v in data["verdicts"]}
+    kinds = {v["claim_id"].split("/")[-1]: v["verdict"] for v in reading_records(data)}
     assert kinds == {"sensitivity": "not-checkable", "empirical-audit": "not-checkable"}
     assert "Exit codes" in CliRunner().invoke(main, ["check-variant", "--help"]).output
 

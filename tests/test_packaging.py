@@ -33,6 +33,8 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from dpclaims.reports.results import load_results, reading_records
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10
@@ -167,7 +169,7 @@ def exercise(bin_dir: Path, tmp: Path) -> None:
     svt = run(bin_dir / "dpclaims", "check-variant", "dpclaims.mechanisms:svt_alg3",
               "--n-trials", "5000", "--max-examples", "50", "--out", tmp / "svt", cwd=tmp)
     assert svt.returncode in (0, 1), svt.stdout[-3000:] + svt.stderr[-3000:]
-    audit = next(v for v in json.loads((tmp / "svt" / "results.json").read_text())["verdicts"]
+    audit = next(v for v in reading_records(load_results(tmp / "svt"))
                  if v["claim_id"].endswith("empirical-audit"))
     assert audit["evidence"]["audit"]["score_name"] == "gradient-boosting"
 

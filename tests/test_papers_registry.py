@@ -15,6 +15,7 @@ from dpclaims.claims import Claim, InputError
 from dpclaims.claims.paper import BUDGET_NAMES, Budget, Paper, PaperResult
 from dpclaims.claims.registry import load_paper, registered_papers, resolve, run_papers
 from dpclaims.cli import main
+from dpclaims.reports.results import reading_records
 
 _CLAIM = Claim("toy/c", "Toy", "Sec. 1", "x <= 1", "exact", kind="identity")
 
@@ -107,7 +108,7 @@ def test_a_paper_named_by_file_runs_through_the_runner(tmp_path, claimed, code, 
                                        "--out", str(out)])
     assert result.exit_code == code, result.output
     data = json.loads((out / "results.json").read_text())
-    assert [(v["claim_id"], v["verdict"], v["budget"]) for v in data["verdicts"]] == [
+    assert [(v["claim_id"], v["verdict"], v["budget"]) for v in reading_records(data)] == [
         ("toy/sensitivity", verdict, "smoke")]
 
 

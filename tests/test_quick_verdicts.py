@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpclaims.cli import main
+from dpclaims.reports.results import reading_records
 
 RECORDED = Path(__file__).parent / "data" / "quick_verdicts_seed0.json"
 
@@ -24,6 +25,6 @@ def test_quick_verdicts_as_recorded(tmp_path):
     tmp_path = tmp_path / "o"
     data = json.loads((tmp_path / "results.json").read_text())
     recorded = json.loads(RECORDED.read_text())
-    got = [[v["claim_id"], v["reading"], v["verdict"]] for v in data["verdicts"]]
+    got = [[v["claim_id"], v["reading"], v["verdict"]] for v in reading_records(data)]
     assert got == recorded["verdicts"]
     assert [[c["id"], c["verdict"]] for c in data["claims"]] == recorded["headlines"]

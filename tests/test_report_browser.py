@@ -1,5 +1,6 @@
 """report.html in a real browser (headless Chromium, Debian's package; skipped when absent):
-the headline table is visible in the first screen and no text overflows its cells."""
+the summary line and the headline table are visible in the first screen, every headline
+row links to its claim's section, no image is repeated and no text overflows its cells."""
 
 from __future__ import annotations
 
@@ -15,32 +16,66 @@ from dpclaims.reports import render
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
-# Measures the laid-out page and writes the result into the DOM, which --dump-dom prints.
+# Measures the laid-out page, follows the first headline row's link, and writes the
+# result into the DOM, which --dump-dom prints.
 PROBE = """<script>
 window.addEventListener('load', () => {
   const t = document.querySelector('table.headline');
   const r = t.getBoundingClientRect();
-  const cells = [...t.querySelectorAll('td, th')];
+  const s = document.querySelector('p.summary').getBoundingClientRect();
+  const cells = [...document.querySelectorAll('td, th')];
   const over = cells.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent);
+  const links = [...t.querySelectorAll('tbody tr')].map(row => {
+    const a = row.querySelector('a');
+    return a ? a.getAttribute('href') : null;
+  });
+  const targets = links.map(h => h && document.getElementById(h.slice(1)) !== null);
+  const first = t.querySelector('tbody tr a');
+  const firstTop = first.getBoundingClientRect().top;
+  first.click();
+  const section = document.getElementById(first.getAttribute('href').slice(1));
+  const srcs = [...document.querySelectorAll('img')].map(i => i.getAttribute('src'));
   const out = {top: r.top, bottom: r.bottom, right: r.right, width: window.innerWidth,
-               height: window.innerHeight, overflowing: over};
+               height: window.innerHeight, summaryTop: s.top, summaryBottom: s.bottom,
+               overflowing: over, links: links, targets: targets, firstRowTop: firstTop,
+               sectionTopAfterClick: section.getBoundingClientRect().top,
+               images: srcs.length, distinctImages: new Set(srcs).size};
   document.body.setAttribute('data-probe', JSON.stringify(out));
 });
 </script></body>"""
 
 
+def _figure(path, colour):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 2))
+    ax.plot([0, 1, 2], [0, 1, 0], color=colour)
+    fig.savefig(path)
+    plt.close(fig)
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install chromium)")
-def test_headline_table_is_visible_first_and_nothing_overflows(tmp_path):
+def test_first_screen_links_and_images(tmp_path):
     claims = [Claim(f"paper/claim-{i}-with-a-long-identifier", "P v0", f"Sec. {i}, eq. ({i})",
-                    "a statement", "audit") for i in range(6)]
+                    "a statement " * 20, "audit") for i in range(6)]
+    _figure(tmp_path / "shared.png", "C0")
+    _figure(tmp_path / "own.png", "C1")
     verdicts = []
     for i, c in enumerate(claims):
-        verdicts.append(Verdict(c, "as-printed", ["holds", "refuted", "inconclusive",
-                                                  "not-checkable"][i % 4],
-                                "A long sentence that explains the verdict " * 8,
-                                certificate=i % 4 == 1))
+        for reading in ("as-printed", "corrected"):
+            # the same figure under every reading of every claim: embedded once
+            verdicts.append(Verdict(c, reading, ["holds", "refuted", "inconclusive",
+                                                 "not-checkable"][i % 4],
+                                    "A long sentence that explains the verdict " * 8,
+                                    certificate=i % 4 == 1,
+                                    figures=["shared.png"] + (["own.png"] if i == 2 else [])))
+    sections = [{"title": "context", "text": "text", "figures": ["own.png"]}]
     paths = render.write_report(tmp_path, title="browser check", meta={"seed": 0},
-                                verdicts=verdicts, sections=[])
+                                verdicts=verdicts, sections=sections,
+                                run_info={"dpclaims": "0", "python": "3", "total seconds": 1})
     page = tmp_path / "probe.html"
     page.write_text(paths["html"].read_text().replace("</body>", PROBE, 1))
     dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
@@ -50,6 +85,15 @@ def test_headline_table_is_visible_first_and_nothing_overflows(tmp_path):
     m = re.search(r"data-probe=\"([^\"]*)\"", dom)
     assert m, dom[:500]
     probe = json.loads(m.group(1).replace("&quot;", '"'))
-    assert 0 <= probe["top"] < probe["height"]  # the table starts in the first screen
-    assert probe["right"] <= probe["width"]      # and fits its width
+    # the summary line and the headline table start in the first screen
+    assert 0 <= probe["summaryTop"] < probe["summaryBottom"] <= probe["top"]
+    assert 0 <= probe["top"] < probe["height"] and 0 <= probe["firstRowTop"] < probe["height"]
+    assert probe["right"] <= probe["width"]      # the table fits the width
     assert probe["overflowing"] == []            # no cell's text overflows it
+    # every headline row links to its claim's section; following the first lands on it
+    assert len(probe["links"]) == 6 and all(probe["targets"]), probe["links"]
+    assert abs(probe["sectionTopAfterClick"]) < 2
+    # each figure embedded once: two distinct figures; a claim names its figure once
+    # whatever its readings repeat, and a later mention (5 claims, 1 section) is a link
+    assert probe["images"] == probe["distinctImages"] == 2
+    assert paths["html"].read_text().count("shown above, under") == 6

@@ -3,12 +3,11 @@ same seed giving the same results.json."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
 
 from dpclaims.cli import main
+from dpclaims.reports.results import load_results, reading_records
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +22,7 @@ def vips_smoke(tmp_path_factory):
 
 def verdicts(out):
     return {(v["claim_id"], v["reading"]): v
-            for v in json.loads((out / "results.json").read_text())["verdicts"]}
+            for v in reading_records(load_results(out))}
 
 
 def test_known_answers(vips_smoke):

@@ -33,6 +33,7 @@ from dpclaims.cli import main
 from dpclaims.families.dpvi.whole_run import DPVIRun
 from dpclaims.families.sep.whole_run import DPSEPPass
 from dpclaims.families.vips.whole_run import VIPSRun
+from dpclaims.reports.results import reading_records
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "algorithms.py"
 
@@ -56,7 +57,7 @@ def run_cli(tmp_path, spec):
     verdicts = {}
     if (out / "results.json").exists():
         data = json.loads((out / "results.json").read_text())
-        for v in data["verdicts"]:
+        for v in reading_records(data):
             verdicts.setdefault(v["claim_id"].split("/")[-1], {})[v["reading"]] = v
     return result, verdicts
 

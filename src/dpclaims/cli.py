@@ -122,8 +122,9 @@ def _paper_help() -> str:
               default=Path("reports/out"), show_default=True,
               help="Folder for results.json, report.md, report.html and figures.")
 @click.option("--data-dir", type=click.Path(path_type=Path), default=None,
-              help="The papers' data sets (../shared/data layout). Without it the "
-                   "embedded statsmodels data sets are used.")
+              help="The papers' data sets (../shared/data layout). Without it: the cache "
+                   "of `dpclaims data fetch` when it holds a verified data set, else the "
+                   "embedded statsmodels data sets.")
 @click.option("--workers", type=int, default=None,
               help="Processes for independent checks (default: 2, or 1 on a one-core "
                    "machine). results.json is the same whatever the number.")
@@ -147,6 +148,9 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
     if workers < 1:
         raise click.BadParameter(f"workers must be >= 1, got {workers}",
                                  param_hint="--workers")
+    from dpclaims.data.fetch import resolve_data_dir
+
+    data_dir, data_source = resolve_data_dir(data_dir)  # else the verified cache, else None
     from dpclaims.claims.registry import resolve, run_papers
 
     papers = resolve(paper)  # an unknown paper or a broken plugin: exit 2, before any work
@@ -170,6 +174,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
             "dpclaims": __version__,
             "python": platform.python_version(),
             "workers": workers,
+            "data": data_source,
             "seconds per check": timings,
             "total seconds": round(time.perf_counter() - t0, 1),
         }
@@ -201,12 +206,13 @@ def _plan(key: str):
 
 
 class _Eta:
-    """k of N and an estimate of the time left, from a recorded plan.
+    """"check k of N" from a recorded plan, and the time elapsed.
 
-    The estimate is the recorded seconds of the checks not yet finished, scaled by how
-    much slower or faster than recorded this run has been so far (elapsed over the
-    recorded seconds of the finished checks). A step that is not in the plan (another
-    data folder or budget) leaves the count and the estimate out rather than guess.
+    No estimate of the time left is shown: the checks run in parallel processes whose
+    order and length vary with the machine's load, and an estimate from the recorded
+    seconds was seen to be wrong by a factor of 40 ("about 11 s left" 450 s before the
+    end). A step that is not in the plan (another data folder or budget) is numbered
+    without a count rather than guess one.
     """
 
     def __init__(self, plan):
@@ -221,23 +227,20 @@ class _Eta:
         self.steps += 1
         name = description if name is None else name
         if name not in self.names[self.pos:]:
-            return f"step {self.steps} ({elapsed:.1f} s elapsed): {description}"
+            return f"step {self.steps} ({_duration(elapsed)} elapsed): {description}"
         k = self.pos = self.names.index(name, self.pos)
-        done = sum(s for _, s in self.plan[:k])
-        left = sum(s for _, s in self.plan[k:])
-        scale = elapsed / done if done > 0 and elapsed > 0 else 1.0
-        return (f"check {k + 1} of {len(self.plan)}: {description} ({elapsed:.0f} s elapsed, "
-                f"about {_duration(scale * left)} left)")
+        return (f"check {k + 1} of {len(self.plan)}: {description} ({_duration(elapsed)} "
+                "elapsed)")
 
 
 def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
 @contextlib.contextmanager
 def _progress(console: Console, first: str, plan=None):
     """``show(description, name=None)`` for long work. With a recorded ``plan`` (see
-    :func:`_plan`) each step shows "check k of N" and the time left (:class:`_Eta`);
+    :func:`_plan`) each step shows "check k of N" and the time elapsed (:class:`_Eta`);
     ``name`` is the step's key in the plan when ``description`` carries a prefix.
 
     On a terminal: a live spinner line. On anything else (a log, CI): one plain line per
@@ -272,34 +275,52 @@ def papers_command():
         table.add_row(escape(p.id), str(len(p.claims)), escape(p.title), escape(p.summary))
     Console().print(table)
 
+#: The narrowest terminal that gets the boxed table; narrower, or not a terminal (a log,
+#: a pipe, CI), gets one plain line per claim.
+TABLE_MIN_WIDTH = 120
+
+
 def _print_summary(title, verdicts, paths, sentences: bool = False):
-    """One row per claim (its headline verdict and deciding reading), then the sentences."""
+    """The claims and their headline verdicts on stdout, then the report's paths.
+
+    On a terminal at least :data:`TABLE_MIN_WIDTH` wide: a table, one row per claim
+    (where, verdict, the numbers it rests on, the deciding reading). Anywhere else: one
+    plain line per claim, "id: verdict [deciding reading]: numbers", never cut. Then
+    the summary line (claims per verdict); with ``sentences`` each claim's headline
+    sentence as well."""
     from rich.markup import escape
 
     from dpclaims.claims import claims_summary
+    from dpclaims.reports.render import summarise, summary_line
 
     claims = claims_summary(verdicts)
-    table = Table(title=title)
-    # the claim id is never cut: the other columns wrap to make room
-    widest = max((len(c["id"]) for c in claims), default=5)
-    table.add_column("claim", no_wrap=True, min_width=widest)
-    for col in ("where", "verdict", "readings", "deciding reading"):
-        table.add_column(col)
-    for c in claims:
-        counts = {}
-        for r in c["readings"]:
-            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-        table.add_row(escape(c["id"]), escape(c["location"]),
-                      f"[{_COLOURS[c['verdict']]}]{c['verdict']}[/]",
-                      ", ".join(f"{n} {k}" for k, n in counts.items()),
-                      escape(c["deciding_reading"] or "-"))
+    line = summary_line(summarise(claims), verdicts, {})
     out = Console()
-    out.print(table)
+    if out.is_terminal and out.width >= TABLE_MIN_WIDTH:
+        table = Table(title=title)
+        widest = max((len(c["id"]) for c in claims), default=5)
+        table.add_column("claim", no_wrap=True, min_width=widest)  # never cut
+        table.add_column("where", max_width=24)
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("numbers", ratio=1)
+        table.add_column("deciding reading", max_width=28)
+        for c in claims:
+            table.add_row(escape(c["id"]), escape(c["location"]),
+                          f"[{_COLOURS[c['verdict']]}]{c['verdict']}[/]", escape(c["key"]),
+                          escape(c["deciding_reading"] or "-"))
+        out.print(table)
+        out.print(line, highlight=False)
+    else:
+        click.echo(title)
+        for c in claims:
+            under = f" [{c['deciding_reading']}]" if c["deciding_reading"] else ""
+            click.echo(f"{c['id']}: {c['verdict']}{under}: {c['key']}")
+        click.echo(line)
     if sentences:
         for c in claims:
-            out.print(f"[bold]{escape(c['id'])}[/]: {escape(c['headline'])}")
+            click.echo(f"{c['id']}: {c['headline']}")
     for kind, path in paths.items():
-        out.print(f"{kind}: {path}")
+        click.echo(f"{kind}: {path}")
 
 
 @main.command()
@@ -571,6 +592,10 @@ def check(claims_file, n_trials, max_examples, alpha, seed, out_dir, overwrite):
 
     _run_check(work, seed, out_dir, overwrite, {})
 
+
+from dpclaims.cli_data import data as _data_group  # noqa: E402  (the `data` commands)
+
+main.add_command(_data_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -18,6 +18,7 @@ from dpclaims.claims.core import (
     Reading,
     ReadingKind,
     Verdict,
+    ran_on,
 )
 from dpclaims.claims.headline import (
     EXIT_BAD_INPUT,
@@ -33,7 +34,7 @@ from dpclaims.claims.headline import (
 )
 
 __all__ = ["CLAIM_KINDS", "VERDICTS", "CheckTimer", "Claim", "InputError", "Reading",
-           "ReadingKind", "Verdict",
+           "ReadingKind", "Verdict", "ran_on",
            "HEADLINE_RULE", "claims_summary", "headline", "exit_code", "EXIT_OK",
            "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_NOT_CHECKED", "EXIT_INTERNAL",
            "EXIT_INTERRUPTED"]

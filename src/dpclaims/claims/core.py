@@ -183,6 +183,9 @@ class Verdict:
 
     ``evidence`` holds the numbers (JSON-able), ``sentence`` what a reviewer reads,
     ``certificate`` whether the deciding number is a certificate (vs an estimate).
+    ``data`` names the data the check ran on ("UCI kin8nm, the paper's data, from
+    ~/.cache/dpclaims/uci", "statsmodels fair (embedded stand-in)", "none: synthetic
+    inputs from the seed"); None when the check did not say (:func:`ran_on` sets it).
     ``text_reading`` is False for a reading that is not the paper's (a
     :class:`Reading` of kind CORRECTION or STRONGER_THREAT_MODEL): such a reading
     never decides a claim's headline verdict (:func:`~dpclaims.claims.headline`).
@@ -200,6 +203,7 @@ class Verdict:
     certificate: bool = False
     figures: list[str] = field(default_factory=list)
     text_reading: bool | None = None
+    data: str | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -223,8 +227,26 @@ class Verdict:
             "budget": self.budget,
             "figures": list(self.figures),
             "text_reading": self.text_reading,
+            "data": self.data,
             "evidence": self.evidence,
         }
+
+
+def ran_on(verdicts, data: str) -> list:
+    """``verdicts`` with ``data`` set on each that does not name its data yet (the list
+    itself, changed in place, for chaining: ``verdicts += ran_on(check(...), "...")``).
+
+    Raises
+    ------
+    ValueError
+        An empty ``data``.
+    """
+    if not isinstance(data, str) or not data.strip():
+        raise ValueError(f"ran_on needs the data named, got {data!r}")
+    for v in verdicts:
+        if v.data is None:
+            v.data = data
+    return verdicts
 
 
 class CheckTimer:

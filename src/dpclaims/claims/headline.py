@@ -64,7 +64,8 @@ def headline(verdicts: list[Verdict]) -> tuple[str, str, str | None]:
                 f"reading(s) refute it){note}: {first.sentence}{extra}", first.reading)
     kinds = [v.verdict for v in deciding]
     if all(k == "holds" for k in kinds):
-        return ("holds", f"Holds under every reading checked ({n}){note}.{extra}", None)
+        return ("holds", f"Holds under every reading checked ({n}){note}; under "
+                f"[{deciding[0].reading}]: {deciding[0].sentence}{extra}", None)
     if all(k == "not-checkable" for k in kinds):
         return ("not-checkable", f"Not checkable under any reading ({n}){note}: "
                 f"{deciding[0].sentence}", None)
@@ -77,12 +78,24 @@ def headline(verdicts: list[Verdict]) -> tuple[str, str, str | None]:
             first.reading)
 
 
+#: A reading record's fields that are the claim's (said once, on the claim's record).
+_CLAIM_FIELDS = ("claim_id", "paper", "location", "statement", "check")
+
+
 def claims_summary(verdicts: list[Verdict]) -> list[dict]:
     """One record per claim, in order of first appearance (results.json ``claims``).
 
-    ``{id, paper, location, statement, check, verdict, headline, deciding_reading,
-    readings: [verdict records as Verdict.to_dict()]}``.
+    ``{id, paper, location, statement, check, kind, verdict, headline, deciding_reading,
+    key, data, readings: [reading records]}``; ``data`` lists the data its readings ran
+    on (:attr:`Verdict.data`), each once. ``key`` is the numbers the headline rests on
+    (:func:`~dpclaims.claims.kernel.basis_key` of the deciding reading, or of the first
+    reading of the paper's text when none decides alone). A reading record is
+    :meth:`Verdict.to_dict` without the claim's fields (``claim_id``, ``paper``,
+    ``location``, ``statement``, ``check``: said once, on the claim) and with its own
+    ``key``.
     """
+    from dpclaims.claims.kernel import basis_key
+
     order: dict[str, list[Verdict]] = {}
     for v in verdicts:
         order.setdefault(v.claim.id, []).append(v)
@@ -90,11 +103,20 @@ def claims_summary(verdicts: list[Verdict]) -> list[dict]:
     for cid, vs in order.items():
         verdict, sentence, reading = headline(vs)
         c = vs[0].claim
+        deciding = next((v for v in vs if v.reading == reading), None) or next(
+            (v for v in vs if v.text_reading), vs[0])
+        readings = []
+        for v in vs:
+            record = {k: x for k, x in v.to_dict().items() if k not in _CLAIM_FIELDS}
+            record["key"] = basis_key(v.evidence.get("basis"))
+            readings.append(record)
         out.append({"id": cid, "paper": c.paper, "location": c.location,
                     "statement": c.statement, "check": c.check, "kind": c.kind,
                     "verdict": verdict,
                     "headline": sentence, "deciding_reading": reading,
-                    "readings": [v.to_dict() for v in vs]})
+                    "key": basis_key(deciding.evidence.get("basis")),
+                    "data": list(dict.fromkeys(v.data for v in vs if v.data is not None)),
+                    "readings": readings})
     return out
 
 

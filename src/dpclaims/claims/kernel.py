@@ -542,9 +542,11 @@ def undecided(claim: Claim, reading: str, reason: str, *, context: str = "",
 # ----------------------------------------------------------------------------- numbers
 
 
-def _num(x: float | None) -> str:
+def _num(x: float | str | None) -> str:
     if x is None:
         return "none"
+    if isinstance(x, str):  # a JSON-ed infinity ("inf", "-inf")
+        return x
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.4g}"
@@ -564,3 +566,70 @@ def _pair(a: float, b: float) -> tuple[str, str]:
 
 def _json(x: float) -> float | str:
     return x if math.isfinite(x) else str(x)
+
+
+# ----------------------------------------------------------------------------- key numbers
+
+
+def basis_key(basis: dict | None, limit: int = 160) -> str:
+    """The numbers a verdict rests on, in one short line, from its evidence's ``basis``.
+
+    A bracket: "epsilon <= 2.38 claimed; certified >= 2.354 (95%)" (the ends that
+    exist, each with its confidence when statistical); several parts: how many hold,
+    are refuted and undecided, then the first deciding part's key; tests: the
+    p-values and the level; not checkable: what is missing; undecided: the reason.
+    Cut to ``limit`` characters at a word boundary. An unknown or missing basis gives
+    "-" (a verdict written before the kernel existed has none).
+
+    Parameters
+    ----------
+    basis : dict or None
+        ``Verdict.evidence["basis"]`` as the kernel writes it (JSON-able: infinities
+        may be the strings "inf" / "-inf").
+    limit : int
+        The longest line returned, in characters (>= 20).
+    """
+    text = _basis_key(basis or {})
+    one = " ".join(text.split())
+    if len(one) <= limit:
+        return one
+    return one[:limit - 4].rsplit(" ", 1)[0] + " ..."
+
+
+def _basis_key(b: dict) -> str:
+    rule = b.get("rule")
+    if rule == "bracket":
+        c = b["claimed"]
+        op = _OP[Direction(c["direction"])]
+        shown = c["printed"] if c.get("printed") is not None else _num(float(c["value"]))
+        lo, hi = b.get("lower"), b.get("upper")
+        if (lo is not None and hi is not None and lo["value"] == hi["value"]
+                and lo.get("confidence") is None and hi.get("confidence") is None):
+            return f"{c['quantity']} {op} {shown} claimed; computed = {_num(lo['value'])}"
+        ends = []
+        for name, op_b in (("lower", ">="), ("upper", "<=")):
+            end = b.get(name)
+            if end is not None:
+                conf = end.get("confidence")
+                ends.append(f"{op_b} {_num(float(end['value']))}"
+                            + (f" ({_percent(conf)})" if conf is not None else ""))
+        got = "certified " + " and ".join(ends) if ends else "no certified bound"
+        return f"{c['quantity']} {op} {shown} claimed; {got}"
+    if rule == "all parts":
+        parts = b.get("parts", [])
+        counts = {k: sum(p.get("verdict") == k for p in parts)
+                  for k in ("holds", "refuted", "inconclusive")}
+        first = next((p for p in parts if p.get("verdict") == "refuted"), None) or next(
+            (p for p in parts if p.get("verdict") == "inconclusive"), None) or (
+            parts[0] if parts else None)
+        head = (f"{counts['holds']} of {len(parts)} parts hold, {counts['refuted']} refuted, "
+                f"{counts['inconclusive']} undecided")
+        return head + (f"; {first['label']}: {_basis_key(first)}" if first else "")
+    if rule == "tests":
+        return (f"p = {_num(b.get('p_holds'))} for, {_num(b.get('p_refutes'))} against, "
+                f"level {b.get('level')}")
+    if rule == "not-checkable":
+        return "missing: " + "; ".join(b.get("missing", []))
+    if rule == "undecided":
+        return b.get("reason", "-")
+    return "-"

@@ -205,6 +205,27 @@ def check_data_dir(data_dir) -> Path:
     return path
 
 
+def holds_datasets(data_dir, *folders: str) -> bool:
+    """True when ``data_dir`` is given and holds every one of ``folders`` (data sets'
+    folders relative to it, e.g. "uci/wine-quality-red", "adult", "wikipedia").
+
+    A data folder (``--data-dir`` or the cache of ``dpclaims data fetch``) may hold some
+    of the papers' data sets and not others; a check whose data set is absent runs on
+    its embedded default and its verdicts say so (``Verdict.data``). A data set that is
+    present but broken (a file missing inside its folder) is still an error, raised by
+    its loader.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``data_dir`` is given but is not a directory (naming it).
+    """
+    if data_dir is None:
+        return False
+    root = check_data_dir(data_dir)
+    return all((root / f).is_dir() for f in folders)
+
+
 def standardise_on_training_split(x_train, y_train, x_test, y_test, what: str) -> dict:
     """Standardise features and target with the training split's mean and std (ddof 0).
 

@@ -17,7 +17,7 @@ The import directions of docs/architecture.md are the only ones allowed. Every
         catalogue, checks and experiment runners; the framework never imports them:
         they are found through the ``dpclaims.papers`` entry points)
 5       ``dpclaims.reports`` (rendering only)
-6       ``dpclaims.cli``
+6       ``dpclaims.cli``, ``dpclaims.cli_data`` (the ``data`` commands)
 ======  ==============================================================
 
 A module's layer is that of the longest dotted prefix in :data:`LAYERS`.
@@ -39,7 +39,7 @@ from pathlib import Path
 LAYERS = {"analysis": 0, "data": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
           "families": 2.5,
           "testing": 4.2, "pytest_plugin": 4.3, "claims": 4, "claims.checks": 4.2,
-          "papers": 4.4, "reports": 5, "cli": 6}
+          "papers": 4.4, "reports": 5, "cli": 6, "cli_data": 6}
 ROOT = Path(__file__).resolve().parents[1]
 
 

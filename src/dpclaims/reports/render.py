@@ -1,7 +1,8 @@
 """Write an audit report: ``results.json``, ``report.md``, ``report.html`` and PNG figures.
 
-Figures are saved beside the report as PNG files and embedded in the HTML (base64),
-so ``report.html`` is self-contained.
+Figures are saved beside the report as PNG files and embedded in the HTML (base64,
+re-encoded with 256 colours: :func:`compressed_png`), each once, so ``report.html`` is
+self-contained.
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ import base64
 import html
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 
-from dpclaims.claims import HEADLINE_RULE, Verdict, claims_summary
+from dpclaims.claims import HEADLINE_RULE, VERDICTS, Verdict, claims_summary
 
 # Version of results.json's layout (src/dpclaims/reports/results.schema.json).
-SCHEMA_VERSION = "2.1"  # 2.1: claims[].kind
+SCHEMA_VERSION = "3.0"  # 2.1: claims[].kind; 3.0: summary, claims[].key, each reading once
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _BADGE = {"holds": "#1b7f3b", "refuted": "#b3261e", "inconclusive": "#8a6d00",
@@ -50,12 +52,19 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
                  captions: dict | None = None) -> dict:
     """Write the report files into ``out_dir`` and return their paths.
 
-    ``results.json`` (layout: ``results.schema.json``, ``schema_version``) holds only
-    what the seed determines (the same seed gives the same file): a ``claims`` list
-    with one headline verdict per claim (:func:`dpclaims.claims.claims_summary`)
-    and its per-reading records, and the flat ``verdicts`` list; ``run_info``
-    (command line, timings, versions) goes to ``run_info.json``
-    and to the Markdown / HTML reports.
+    ``results.json`` (layout: ``results.schema.json``, ``schema_version``; read it back
+    with :func:`dpclaims.reports.results.load_results`) holds only what the seed
+    determines (the same seed gives the same file): a ``summary`` (claims per headline
+    verdict) and a ``claims`` list, one record per claim with its headline verdict
+    (:func:`dpclaims.claims.claims_summary`) and its readings, each reading once.
+    ``run_info`` (command line, timings, versions) goes to ``run_info.json`` and to the
+    Markdown / HTML reports.
+
+    The reports are claim-centric: a summary line (claims per verdict, seed, budget,
+    versions, run time), the headline table (each row links to its claim's section),
+    then one section per claim: its quote once, its headline, a table of its readings
+    with the numbers each rests on, each figure once (a figure shown earlier is
+    linked, not repeated), the sentences and evidence folded.
 
     Parameters
     ----------
@@ -76,27 +85,84 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    claims = claims_summary(verdicts)
+    claims = to_jsonable(claims_summary(verdicts))
+    summary = summarise(claims)
     results = {
         "schema_version": SCHEMA_VERSION,
         "title": title,
         "meta": meta,
+        "summary": summary,
         "headline_rule": HEADLINE_RULE,
         "claims": claims,
-        "verdicts": [v.to_dict() for v in verdicts],
         "sections": sections,
     }
     json_path = out / "results.json"
-    json_path.write_text(json.dumps(to_jsonable(results), indent=2, sort_keys=False))
+    json_path.write_text(json.dumps(to_jsonable(results), indent=1, sort_keys=False))
     info_path = out / "run_info.json"
     info_path.write_text(json.dumps(to_jsonable(run_info or {}), indent=2))
-    shown = {**meta, **(run_info or {})}
+    line = summary_line(summary, verdicts, run_info or {})
     md_path = out / "report.md"
     captions = dict(captions or {})
-    md_path.write_text(_markdown(title, shown, claims, verdicts, sections, captions))
+    shown = {**meta, **(run_info or {})}
+    md_path.write_text(_markdown(title, line, shown, claims, sections, captions))
     html_path = out / "report.html"
-    html_path.write_text(_html(title, shown, claims, verdicts, sections, out, captions))
+    html_path.write_text(_html(title, line, shown, claims, sections, out, captions))
     return {"json": json_path, "markdown": md_path, "html": html_path, "run info": info_path}
+
+
+def summarise(claims: list[dict]) -> dict:
+    """``{"claims": n, "holds": k, "refuted": k, "inconclusive": k, "not-checkable": k}``:
+    the number of claims per headline verdict (results.json ``summary``)."""
+    counts = {v: 0 for v in VERDICTS}
+    for c in claims:
+        counts[c["verdict"]] += 1
+    return {"claims": len(claims), **counts}
+
+
+def summary_line(summary: dict, verdicts: list[Verdict], run_info: dict) -> str:
+    """One line a reviewer reads first: "17 claims: 5 refuted, 2 holds, 8 inconclusive,
+    2 not-checkable. Seed 0, budget quick; dpclaims 0.1.0, Python 3.11.7; 225 s."
+    (the parts a run does not have are left out)."""
+    n = summary["claims"]
+    counts = ", ".join(f"{summary[v]} {v}" for v in
+                       ("refuted", "holds", "inconclusive", "not-checkable"))
+    seeds = sorted({v.seed for v in verdicts if v.seed is not None})
+    budgets = sorted({v.budget for v in verdicts if v.budget is not None})
+    bits = [f"seed {', '.join(map(str, seeds))}" if seeds else "",
+            f"budget {', '.join(budgets)}" if budgets else ""]
+    run = "; ".join(b for b in [", ".join(b for b in bits if b),
+                                 ", ".join(x for x in [
+                                     f"dpclaims {run_info['dpclaims']}"
+                                     if "dpclaims" in run_info else "",
+                                     f"Python {run_info['python']}"
+                                     if "python" in run_info else ""] if x),
+                                 f"{run_info['total seconds']:.0f} s"
+                                 if "total seconds" in run_info else ""] if b)
+    text = f"{n} claim{'s' if n != 1 else ''}: {counts}."
+    return text + (f" {run[0].upper()}{run[1:]}." if run else "")
+
+
+def claim_anchor(claim_id: str) -> str:
+    """The HTML id of a claim's section: "claim-" and the id with every character that
+    is not a letter, digit, "-" or "_" replaced by "-"."""
+    return "claim-" + re.sub(r"[^A-Za-z0-9_-]", "-", claim_id)
+
+
+#: Whose reading a record is, in the report's words (``reading_kind``).
+_WHOSE = {"text": "the paper's", "correction": "our correction",
+          "stronger-threat-model": "stronger threat model"}
+
+#: The longest evidence shown in a report per reading (characters of JSON); the whole
+#: evidence is always in results.json.
+EVIDENCE_SHOWN = 6000
+
+
+def _evidence_text(evidence: dict) -> str:
+    text = json.dumps(evidence, indent=1)
+    if len(text) <= EVIDENCE_SHOWN:
+        return text
+    return (text[:EVIDENCE_SHOWN] + f"\n... ({len(text) - EVIDENCE_SHOWN} more characters: "
+            "the whole evidence is in results.json)")
 
 
 def _fmt(value) -> str:
@@ -122,40 +188,61 @@ def caption(name: str, captions: dict) -> str | None:
     return None
 
 
-def _markdown(title, meta, claims, verdicts, sections, captions) -> str:
-    parts = [f"# {title}", "", "## Claims", "",
-             _md_table(["claim", "where", "verdict", "why", "deciding reading"],
-                       [[f"`{c['id']}`", c["location"], f"**{c['verdict']}**",
-                         _short(c["headline"]), c["deciding_reading"] or "-"]
-                        for c in claims]), "",
+def _data_line(claim: dict) -> str:
+    """What the claim's checks ran on, or that they did not say."""
+    return "; ".join(claim["data"]) if claim["data"] else "not stated by its check"
+
+
+def _claim_figures(claim: dict) -> list[str]:
+    """A claim's figures in order of first appearance, each once."""
+    return list(dict.fromkeys(f for r in claim["readings"] for f in r["figures"]))
+
+
+def _markdown(title, line, meta, claims, sections, captions) -> str:
+    parts = [f"# {title}", "", f"**{line}**", "", "## Claims", "",
+             _md_table(["claim", "where", "verdict", "numbers", "deciding reading"],
+                       [[f"[`{c['id']}`](#{claim_anchor(c['id'])})", c["location"],
+                         f"**{c['verdict']}**", _short(c["key"]),
+                         c["deciding_reading"] or "-"] for c in claims]), "",
              f"Headline rule: {HEADLINE_RULE}", ""]
+    shown: dict[str, str] = {}
+    for c in claims:
+        parts += [f'<a id="{claim_anchor(c["id"])}"></a>', "",
+                  f"### `{c['id']}`: **{c['verdict']}**", "",
+                  f"*{c['paper']}, {c['location']}.* Check: {c['check']}.", "",
+                  "> " + c["statement"].replace("\n", "\n> "), "",
+                  c["headline"], "", f"**Data**: {_data_line(c)}", ""]
+        parts += [_md_table(["reading", "whose", "verdict", "numbers", "certificate"],
+                            [[r["reading"], _WHOSE[r["reading_kind"]], f"**{r['verdict']}**",
+                              r["key"], "yes" if r["certificate"] else "no"]
+                             for r in c["readings"]]), ""]
+        for f in _claim_figures(c):
+            parts += [_md_figure(f, captions) if f not in shown else
+                      f"Figure `{f}`: shown above, under `{shown[f]}`.", ""]
+            shown.setdefault(f, c["id"])
+        parts += ["<details><summary>sentences and evidence of the "
+                  f"{len(c['readings'])} reading(s)</summary>", ""]
+        for r in c["readings"]:
+            parts += [f"**{r['reading']}**: {r['verdict']}. {r['sentence']} {_seed_budget(r)}",
+                      "", "```json", _evidence_text(r["evidence"]), "```", ""]
+        parts += ["</details>", ""]
     parts += ["## Run", ""] + _md_meta(meta)
-    parts += ["", "## Readings", "",
-              _md_table(["claim", "reading", "verdict", "certificate"],
-                        [[v.claim.id, v.reading, f"**{v.verdict}**",
-                          "yes" if v.certificate else "no"] for v in verdicts]), ""]
-    parts += ["## Verdicts", ""]
-    for v in verdicts:
-        parts += [f"### `{v.claim.id}` — {v.reading}: **{v.verdict}**", "",
-                  f"*{v.claim.paper}, {v.claim.location}.* Check: {v.claim.check}.", "",
-                  "> " + v.claim.statement.replace("\n", "\n> "), "",
-                  v.sentence, "", _seed_budget(v), ""]
-        parts += [_md_figure(f, captions) for f in v.figures]
-        parts += ["", "<details><summary>evidence</summary>", "", "```json",
-                  json.dumps(to_jsonable(v.evidence), indent=1)[:20000], "```", "</details>", ""]
     for s in sections:
         parts += [f"## {s['title']}", "", s.get("text", ""), ""]
         if s.get("table"):
             parts += [_md_table(s["table"]["columns"], s["table"]["rows"]), ""]
-        parts += [_md_figure(f, captions) for f in s.get("figures", [])]
+        for f in s.get("figures") or []:
+            parts += [_md_figure(f, captions) if f not in shown else
+                      f"Figure `{f}`: shown above, under `{shown[f]}`.", ""]
+            shown.setdefault(f, s["title"])
         parts.append("")
     return "\n".join(parts) + "\n"
 
 
-def _seed_budget(v: Verdict) -> str:
-    """"Seed 3, budget smoke." without the parts a verdict does not have."""
-    bits = [f"seed {v.seed}" if v.seed is not None else "",
-            f"budget {v.budget}" if v.budget is not None else ""]
+def _seed_budget(r: dict) -> str:
+    """"Seed 3, budget smoke." without the parts a reading record does not have."""
+    bits = [f"seed {r['seed']}" if r["seed"] is not None else "",
+            f"budget {r['budget']}" if r["budget"] is not None else ""]
     text = ", ".join(b for b in bits if b)
     return (text[0].upper() + text[1:] + ".") if text else ""
 
@@ -204,11 +291,48 @@ def _img(out: Path, name: str, captions: dict) -> str:
     path = out / name
     if not path.is_file():
         return f"<p><em>figure {html.escape(name)} missing</em></p>"
-    data = base64.b64encode(path.read_bytes()).decode()
+    kind = "svg+xml" if path.suffix.lower() == ".svg" else "png"
+    raw = path.read_bytes()
+    data = base64.b64encode(raw if kind != "png" else compressed_png(raw)).decode()
     text = caption(name, captions)
     cap = f"{html.escape(text)} ({html.escape(name)})" if text else html.escape(name)
-    return (f'<figure><img alt="{html.escape(text or name)}" src="data:image/png;base64,'
-            f'{data}" style="max-width:100%"><figcaption>{cap}</figcaption></figure>')
+    return (f'<figure id="{_figure_anchor(name)}"><img alt="{html.escape(text or name)}" '
+            f'src="data:image/{kind};base64,{data}" style="max-width:100%">'
+            f"<figcaption>{cap}</figcaption></figure>")
+
+
+def compressed_png(raw: bytes) -> bytes:
+    """A PNG re-encoded for embedding: 256 colours (median cut) and zlib's best
+    compression; about a third of matplotlib's RGBA PNG for line plots. The figure
+    files beside the report keep every colour. Returns ``raw`` unchanged when it is not
+    smaller."""
+    import io
+
+    from PIL import Image  # matplotlib's dependency
+
+    with Image.open(io.BytesIO(raw)) as im:
+        small = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    buf = io.BytesIO()
+    small.save(buf, "PNG", optimize=True)
+    return buf.getvalue() if buf.tell() < len(raw) else raw
+
+
+def _figure_anchor(name: str) -> str:
+    return "figure-" + re.sub(r"[^A-Za-z0-9_-]", "-", name)
+
+
+def _html_figures(names, out: Path, captions: dict, shown: dict, where: str) -> list[str]:
+    """Each figure embedded the first time it is named; later, a link to it."""
+    parts = []
+    for f in names:
+        if f in shown:
+            parts.append(f"<p class='seen'>Figure <a href='#{_figure_anchor(f)}'>"
+                         f"{html.escape(f)}</a>: shown above, under "
+                         f"{html.escape(shown[f])}.</p>")
+        else:
+            shown[f] = where
+            parts.append(_img(out, f, captions))
+    return parts
 
 
 def _md_figure(name: str, captions: dict) -> str:
@@ -224,52 +348,68 @@ def _html_table(columns, rows) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _html(title, meta, claims, verdicts, sections, out: Path, captions) -> str:
+def _badge(verdict: str) -> str:
+    return (f"<b class='v' style='color:{_BADGE[verdict]}'>{html.escape(verdict)}</b>")
+
+
+def _html(title, line, meta, claims, sections, out: Path, captions) -> str:
     esc = html.escape
     heads = "".join(
-        f"<tr><td><code>{esc(c['id'])}</code></td><td>{esc(c['location'])}</td>"
-        f"<td class='verdict'><b style='color:{_BADGE[c['verdict']]}'>{esc(c['verdict'])}"
-        f"</b></td><td>{esc(_short(c['headline']))}</td>"
-        f"<td>{esc(c['deciding_reading'] or '-')}</td>"
+        f"<tr><td><a href='#{claim_anchor(c['id'])}'><code>{esc(c['id'])}</code></a></td>"
+        f"<td>{esc(c['location'])}</td><td class='verdict'>{_badge(c['verdict'])}</td>"
+        f"<td>{esc(_short(c['key']))}</td><td>{esc(c['deciding_reading'] or '-')}</td>"
         "</tr>" for c in claims)
-    rows = "".join(
-        f"<tr><td><code>{esc(v.claim.id)}</code></td><td>{esc(v.reading)}</td>"
-        f"<td><b style='color:{_BADGE[v.verdict]}'>{esc(v.verdict)}</b></td>"
-        f"<td>{'yes' if v.certificate else 'no'}</td></tr>" for v in verdicts)
-    body = [f"<h1>{esc(title)}</h1><h2 id='claims'>Claims</h2><table class='headline'>"
-            "<thead><tr><th>claim</th><th>where</th><th>verdict</th><th>why</th>"
+    body = [f"<h1>{esc(title)}</h1><p class='summary'><b>{esc(line)}</b></p>",
+            "<h2 id='claims'>Claims</h2><table class='headline'>"
+            "<thead><tr><th>claim</th><th>where</th><th>verdict</th><th>numbers</th>"
             f"<th>deciding reading</th></tr></thead><tbody>{heads}</tbody></table>"
             f"<p><small>Headline rule: {esc(HEADLINE_RULE)}</small></p>"]
-    toc = [("run", "Run"), ("readings", "Readings"), ("verdicts", "Verdicts and evidence")]
-    toc += [(f"section-{i}", sec["title"]) for i, sec in enumerate(sections)]
-    body.append("<nav><b>Contents</b>: " + " · ".join(
+    toc = [("run", "Run")] + [(f"section-{i}", sec["title"]) for i, sec in enumerate(sections)]
+    body.append("<nav><b>Also</b>: " + " · ".join(
         f"<a href='#{a}'>{esc(t)}</a>" for a, t in toc) + "</nav>")
+    shown: dict[str, str] = {}
+    for c in claims:
+        body += [f"<section id='{claim_anchor(c['id'])}'>",
+                 f"<h3><code>{esc(c['id'])}</code>: {_badge(c['verdict'])}</h3>",
+                 f"<p><i>{esc(c['paper'])}, {esc(c['location'])}.</i> "
+                 f"Check: {esc(c['check'])}.</p>",
+                 f"<blockquote>{esc(c['statement'])}</blockquote>",
+                 f"<p>{esc(c['headline'])}</p>",
+                 f"<p><b>Data</b>: {esc(_data_line(c))}</p>",
+                 _html_readings(c["readings"])]
+        body += _html_figures(_claim_figures(c), out, captions, shown, c["id"])
+        body += [f"<details><summary>sentences and evidence of the {len(c['readings'])} "
+                 "reading(s)</summary>"]
+        for r in c["readings"]:
+            body += [f"<p><b>{esc(r['reading'])}</b>: {_badge(r['verdict'])}. "
+                     f"{esc(r['sentence'])} {esc(_seed_budget(r))}</p>",
+                     f"<pre>{esc(_evidence_text(r['evidence']))}</pre>"]
+        body += ["</details>", "<p><small><a href='#claims'>back to the claims</a></small>"
+                 "</p></section>"]
     body += [_html_meta(meta)]
-    body += ["<h2 id='readings'>Readings</h2><table><thead><tr><th>claim</th><th>reading</th>"
-             "<th>verdict</th><th>certificate</th></tr></thead><tbody>", rows,
-             "</tbody></table><h2 id='verdicts'>Verdicts and evidence</h2>"]
-    for v in verdicts:
-        body += [f"<h3><code>{esc(v.claim.id)}</code> — {esc(v.reading)}: "
-                 f"<span style='color:{_BADGE[v.verdict]}'>{esc(v.verdict)}</span></h3>",
-                 f"<p><i>{esc(v.claim.paper)}, {esc(v.claim.location)}.</i> "
-                 f"Check: {esc(v.claim.check)}.</p>",
-                 f"<blockquote>{esc(v.claim.statement)}</blockquote>",
-                 f"<p>{esc(v.sentence)}</p><p>{esc(_seed_budget(v))}</p>"]
-        body += [_img(out, f, captions) for f in v.figures]
-        body += ["<details><summary>evidence</summary><pre>",
-                 esc(json.dumps(to_jsonable(v.evidence), indent=1)[:20000]),
-                 "</pre></details>"]
     for i, s in enumerate(sections):
         body += [f"<h2 id='section-{i}'>{esc(s['title'])}</h2>"]
         body += [f"<p>{esc(p)}</p>" for p in s.get("text", "").split("\n\n") if p]
         if s.get("table"):
             body.append(_html_table(s["table"]["columns"], s["table"]["rows"]))
-        body += [_img(out, f, captions) for f in s.get("figures", [])]
+        body += _html_figures(s.get("figures") or [], out, captions, shown, s["title"])
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
-             "table.headline td{overflow-wrap:anywhere;vertical-align:top}"
-             "table.headline td.verdict{white-space:nowrap;overflow-wrap:normal}"
+             "table.headline td,table.readings td{overflow-wrap:anywhere;vertical-align:top}"
+             "table.headline td.verdict,td.verdict{white-space:nowrap;overflow-wrap:normal}"
+             "p.summary{font-size:1.1em}section{border-top:1px solid #ddd;margin-top:1.5em}"
              "blockquote{border-left:4px solid #ccc;margin-left:0;padding-left:1em;color:#333}"
              "pre{background:#f6f6f6;padding:1em;overflow:auto;max-height:30em}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"
             f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def _html_readings(readings: list[dict]) -> str:
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td>{esc(r['reading'])}</td><td>{esc(_WHOSE[r['reading_kind']])}</td>"
+        f"<td class='verdict'>{_badge(r['verdict'])}</td><td>{esc(r['key'])}</td>"
+        f"<td>{'yes' if r['certificate'] else 'no'}</td></tr>" for r in readings)
+    return ("<table class='readings'><thead><tr><th>reading</th><th>whose</th>"
+            "<th>verdict</th><th>numbers</th><th>certificate</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>")

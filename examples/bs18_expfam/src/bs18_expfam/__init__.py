@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from bs18_expfam import checks
 from bs18_expfam.claims import CLAIMS
+from dpclaims.claims import ran_on
 from dpclaims.claims.paper import Budget, Paper, PaperResult, RunContext
 
 
@@ -59,23 +60,26 @@ def run(ctx: RunContext) -> PaperResult:
         return value
 
     s = checks.seed_of
+    simulated = "simulated from the code's model (seeded)"
     verdicts += timed("sensitivities", lambda: (
         checks.check_sensitivity(CLAIMS["bernoulli-sensitivity"],
                                  lambda x: checks.model.bernoulli_statistic([x]), (0, 1),
                                  s(seed, "sensitivity"))
         + checks.check_sensitivity(CLAIMS["multinomial-sensitivity"], checks.one_hot_statistic(3),
                                    (0, 1, 2), s(seed, "sensitivity"))))
-    verdicts += timed("Laplace accounting", lambda: checks.check_release_privacy(
-        CLAIMS["bernoulli-privacy"], s(seed, "accounting")))
+    verdicts = ran_on(verdicts, "none: every record in the statistic's domain")
+    verdicts += ran_on(timed("Laplace accounting", lambda: checks.check_release_privacy(
+        CLAIMS["bernoulli-privacy"], s(seed, "accounting"))), "no records: the mechanism's "
+        "scale and sensitivity")
     verdicts += timed("audits", lambda: (
-        checks.check_bernoulli_audit(CLAIMS["bernoulli-audit"], b.audit_trials,
-                                     s(seed, "bernoulli audit"))
-        + checks.check_multinomial_audit(CLAIMS["multinomial-privacy"], b.audit_trials,
-                                         s(seed, "multinomial audit"))))
+        ran_on(checks.check_bernoulli_audit(CLAIMS["bernoulli-audit"], b.audit_trials,
+                                            s(seed, "bernoulli audit")), "statsmodels fair")
+        + ran_on(checks.check_multinomial_audit(CLAIMS["multinomial-privacy"], b.audit_trials,
+                                                s(seed, "multinomial audit")), simulated)))
     cal, table = timed("calibration", lambda: checks.check_calibration(
         CLAIMS, b.settings, LEVELS, b.calibration_trials, b.gibbs_burnin,
         b.gibbs_iterations, seed))
-    verdicts += cal
+    verdicts += ran_on(cal, simulated)
     section = {
         "title": "Coverage of the three posteriors (simulation-based calibration)",
         "text": (f"theta ~ Beta(10, 10), s ~ Binomial(N, theta), y = s + Laplace(1 / "

@@ -63,7 +63,10 @@ def run_accounting_audit(seed: int = 0, tick=lambda name: None, entries=None):
     entries = catalogue() if entries is None else entries
 
     t0 = time.perf_counter()
-    verdicts = check_catalogue(entries, seed=None, tick=tick)
+    from dpclaims.claims import ran_on
+
+    verdicts = ran_on(check_catalogue(entries, seed=None, tick=tick),
+                      "no records: the papers' reported privacy parameters")
     rows = []
     for v in verdicts:
         combos = v.evidence.get("combinations") or [{}]

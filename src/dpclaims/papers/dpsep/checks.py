@@ -39,12 +39,13 @@ from dpclaims.analysis.gaussian import (
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
 from dpclaims.analysis.seeds import rng_for
 from dpclaims.audits.core import audit
-from dpclaims.claims import CheckTimer, InputError, Verdict
+from dpclaims.claims import CheckTimer, InputError, Verdict, ran_on
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds
 from dpclaims.claims.kernel import Bound, Claimed, Part, decide_all
 from dpclaims.data.datasets import (
     RegressionData,
     check_data_dir,
+    holds_datasets,
     load_fair,
     load_randhie,
     load_uci,
@@ -340,13 +341,31 @@ def _plot_thm41(studies, path):
 
 # --------------------------------------------------------------------------- data
 def load_inputs(data_dir) -> tuple[RegressionData, RegressionData]:
-    """Probit data (fair) and linear-regression data (wine with --data-dir, else randhie)."""
+    """Probit data (fair) and linear-regression data (wine when the data folder holds
+    it, else randhie). Raises FileNotFoundError for a ``data_dir`` that is not a folder."""
     probit = load_fair()
-    if data_dir is not None:
+    if holds_datasets(data_dir, "uci/wine-quality-red"):
         linear = load_uci(check_data_dir(data_dir), "wine-quality-red", split=0)
     else:
         linear = load_randhie()
     return probit, linear
+
+
+def bnn_data_dir(data_dir, sets) -> tuple[Path | None, str]:
+    """The folder the BNN check reads (``data_dir`` when it holds every UCI set of
+    ``sets``, else None: the embedded stand-in) and the data's description.
+
+    Raises FileNotFoundError for a ``data_dir`` that is not a folder."""
+    from dpclaims.papers.dpsep.experiment_bnn import EMBEDDED, UCI_FOLDERS
+
+    folders = [f"uci/{UCI_FOLDERS[name]}" for name in sets]
+    if holds_datasets(data_dir, *folders):
+        return Path(data_dir), (f"UCI {', '.join(sets)} (the paper's data; Hernández-Lobato "
+                                f"& Adams splits) from {Path(data_dir) / 'uci'}")
+    missing = ("no data folder" if data_dir is None else
+               f"{', '.join(f for f in folders if not (Path(data_dir) / f).is_dir())} "
+               f"not in {data_dir}")
+    return None, f"{EMBEDDED}: embedded stand-in, not the paper's data ({missing})"
 
 
 def prior_natural(d: int, clipping_norm: float) -> tuple[np.ndarray, str]:
@@ -682,9 +701,10 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
             probit_data, budget, seed, out))
         v4, s4 = timed("Thm. 4.1 study", lambda: check_thm41_study(budget, seed, out))
         v5, s5, mog = timed("Sec. 6.1 mixture of Gaussians", lambda: check_mog(budget, seed, out))
+        bnn_dir, bnn_data = bnn_data_dir(data_dir, budget.bnn_sets)
         try:
             v6, s6, bnn = timed("Sec. 6.2 Bayesian neural networks", lambda: check_bnn(
-                data_dir=data_dir, sets=budget.bnn_sets, n_splits=budget.bnn_splits,
+                data_dir=bnn_dir, sets=budget.bnn_sets, n_splits=budget.bnn_splits,
                 epochs=budget.bnn_epochs, vi_epochs=budget.bnn_vi_epochs,
                 max_train=budget.bnn_max_train, embedded_train=budget.bnn_embedded_train,
                 seed=seed, budget_name=budget.name, out_dir=out))
@@ -694,10 +714,17 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
         s_refs = refs.result()
     finally:  # a check that failed first leaves no process behind
         timed.close()
-    # assembled in one fixed order, whichever process ran what
-    verdicts += v1 + v2 + v3 + v_audit + v4
-    verdicts += table_consistency_verdicts(seed, budget.name)
-    verdicts += v5 + v6
+    # assembled in one fixed order, whichever process ran what; each names its data
+    synthetic = "none: synthetic inputs drawn from the seed"
+    verdicts += ran_on(v1, "none: sites and data drawn by hypothesis from the seed")
+    verdicts += ran_on(v2, "no records: the paper's N, T and σ, and this run's fair N "
+                           f"({probit_data.n_train})")
+    verdicts += ran_on(v3, synthetic) + ran_on(v_audit, probit_data.source)
+    verdicts += ran_on(v4, synthetic)
+    verdicts += ran_on(table_consistency_verdicts(seed, budget.name),
+                       "no records: the paper's printed tables")
+    verdicts += ran_on(v5, "synthetic mixtures of Gaussians (Sec. 6.1's setting, seeded)")
+    verdicts += ran_on(v6, bnn_data)
     sections += [s2, s3, s_refs] + s4 + s5 + s6 + [paper_tables_section()]
     meta = {
         "paper": PAPER, "budget": asdict(budget), "seed": seed,

@@ -42,7 +42,7 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 from dpclaims.analysis.intervals import clopper_pearson
-from dpclaims.claims import CheckTimer, Verdict
+from dpclaims.claims import CheckTimer, Verdict, ran_on
 from dpclaims.claims.checks.bounds import search_verdict
 from dpclaims.claims.kernel import (
     Bound,
@@ -825,17 +825,18 @@ def load_dpvim_adult(data_dir):
     import dataclasses
 
     from dpclaims.data.adult import load_adult
-    from dpclaims.data.datasets import load_fair
+    from dpclaims.data.datasets import holds_datasets, load_fair
 
-    if data_dir is not None:
+    if holds_datasets(data_dir, "adult"):
         d = load_adult(data_dir, split="standard", drop_missing=True)
-        return d, (f"UCI Adult, adult.data without rows with '?': {d.n_train} training "
-                   "records (the paper: 30 162)")
+        return d, (f"UCI Adult from {data_dir}/adult, adult.data without rows with '?': "
+                   f"{d.n_train} training records (the paper: 30 162)")
     d = load_fair()
     d = dataclasses.replace(d, task="classification-01", y_train=(d.y_train > 0).astype(float),
                             y_test=(d.y_test > 0).astype(float))
-    return d, ("embedded default: statsmodels fair (no --data-dir); Adult needs the shared "
-               "data folder")
+    why = "no data folder" if data_dir is None else f"adult/ not in {data_dir}"
+    return d, (f"embedded default: statsmodels fair, not the paper's Adult ({why}; "
+               "`dpclaims data fetch adult` or --data-dir)")
 
 
 def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
@@ -863,12 +864,14 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
     timed = CheckTimer(tick)
     timings = timed.timings
 
-    verdicts += timed("identities, theorem 3.1, Fisher, eq. 12", lambda: check_theory(b, seed))
+    synthetic = "none: synthetic data drawn from the seed"
+    verdicts += ran_on(timed("identities, theorem 3.1, Fisher, eq. 12",
+                             lambda: check_theory(b, seed)), synthetic)
     runs = timed("OU runs", lambda: run_scaling(b, seed))
-    verdicts += check_ou_scaling(runs, seed) + check_averaging(runs, seed)
+    verdicts += ran_on(check_ou_scaling(runs, seed) + check_averaging(runs, seed), synthetic)
     cov = timed("coverage runs", lambda: run_coverage(b, seed))
     v, f = timed("coverage", lambda: check_coverage(cov, seed, out_dir))
-    verdicts += v
+    verdicts += ran_on(v, synthetic)
     figs += f
     try:
         data, note = load_dpvim_adult(data_dir)
@@ -879,12 +882,14 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         v, f = check_adult(res, seed, out_dir)
         for x in v:
             x.evidence["data_note"] = note
-        verdicts += v
+        verdicts += ran_on(v, note)
         figs += f
-    verdicts += timed("empirical audit", lambda: check_empirical_audit(b["audit_trials"], seed))
+    verdicts += ran_on(timed("empirical audit", lambda: check_empirical_audit(
+        b["audit_trials"], seed)), "none: worst-case neighbouring datasets chosen by the audit")
     if include_catalogue:
         entries = list(ENTRIES)[: b["catalogue"]]
-        verdicts += timed("reported epsilons", lambda: check_catalogue(entries))
+        verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
+                           "no records: the paper's reported privacy parameters")
     for x in verdicts:
         x.budget = budget_name
     sections = [{"title": "DPVIm: traces, coverage, error against epsilon (reduced size)",

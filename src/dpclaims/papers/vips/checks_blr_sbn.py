@@ -115,7 +115,7 @@ from scipy import stats
 
 from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.analysis.paired_tests import sign_test as _sign_test
-from dpclaims.claims import InputError, Verdict
+from dpclaims.claims import InputError, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, not_checkable
 from dpclaims.families.vips.blr import evaluate, vb_blr_full_batch
 from dpclaims.families.vips.sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
@@ -373,7 +373,7 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
              f"{len(BLR_SIGMAS)} sigmas",
         context=f"{where}: {nums}.{tail}", evidence=ev, seed=seed, budget=label,
         figures=figures)
-    return [v], figures
+    return ran_on([v], data["which"]), figures
 
 
 def _plot_sbn(acc, setting, title, path) -> None:
@@ -524,4 +524,5 @@ def check_sbn_accuracy(budget: dict, seed: int,
             test=(f"exact one-sided sign tests over {b['sbn_seeds']} paired seeds at each of "
                   f"{len(sizes)} minibatch sizes (for: the largest p; against: Bonferroni)"),
             context=context, evidence=ev, seed=seed, budget=label, figures=figures))
-    return verdicts, figures
+    return ran_on(verdicts, "scikit-learn's 8x8 digits, binarised (embedded stand-in for "
+                            "the paper's MNIST)"), figures

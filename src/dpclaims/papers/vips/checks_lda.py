@@ -104,7 +104,7 @@ from dpclaims.analysis.paired_tests import (
     LEVEL,
     paired_comparison,
 )
-from dpclaims.claims import Claim, Verdict
+from dpclaims.claims import Claim, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, undecided
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.catalogue import LDA_CLAIMS as CLAIMS
@@ -288,4 +288,4 @@ def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
     ]
     for v in verdicts:
         v.figures = list(figures)
-    return verdicts, figures
+    return ran_on(verdicts, cfg["data"]), figures

@@ -53,19 +53,24 @@ def _summary(x) -> dict:
 
 
 def blr_data(data_dir, seed: int) -> dict:
-    """Adult (with ``data_dir``) or the embedded fair data, labels in {0, 1}, ||x|| <= 1."""
-    if data_dir is not None:
-        try:
-            d = load_adult(data_dir, seed=seed)
-        except (FileNotFoundError, ValueError) as exc:
-            raise InputError(str(exc)) from exc
+    """Adult (when the data folder holds it) or the embedded fair data, labels in {0, 1},
+    ||x|| <= 1; ``which`` names the data (``Verdict.data``)."""
+    from dpclaims.data.datasets import holds_datasets
+
+    try:
+        found = holds_datasets(data_dir, "adult")
+        d = load_adult(data_dir, seed=seed) if found else None
+    except (FileNotFoundError, ValueError) as exc:
+        raise InputError(str(exc)) from exc
+    if d is not None:
         y_tr, y_te = d.y_train, d.y_test
-        which = "UCI Adult (the paper's data, Sec. 6.4)"
+        which = f"UCI Adult (the paper's data, Sec. 6.4) from {data_dir}/adult"
     else:
         d = load_fair(seed=seed)
         y_tr, y_te = (d.y_train + 1) / 2, (d.y_test + 1) / 2
-        which = ("statsmodels fair (embedded default, not the paper's data; pass data_dir "
-                 "for Adult); labels (y + 1) / 2")
+        why = "no data folder" if data_dir is None else f"adult/ not in {data_dir}"
+        which = (f"statsmodels fair (embedded default, not the paper's data: {why}); labels "
+                 "(y + 1) / 2")
     return {"name": d.name, "which": which, "x_train": d.x_train, "y_train": y_tr,
             "x_test": d.x_test, "y_test": y_te, "preprocessing": d.preprocessing,
             "source": d.source}

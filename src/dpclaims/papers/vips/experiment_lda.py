@@ -155,14 +155,23 @@ def _check_budget(budget) -> tuple[int, int]:
 
 
 def _corpus(data_dir, seed: int) -> tuple[Corpus, dict]:
-    if data_dir is None:
-        corpus = tiny_corpus(seed)
-        return corpus, {"n_topics": 3, "doc_length": 60, "synthetic": True}
+    """The Wikipedia excerpt when the data folder holds it, else the synthetic corpus;
+    ``data`` in the returned setting names which (``Verdict.data``)."""
+    from dpclaims.data.datasets import holds_datasets
+
     try:
-        corpus = load_wikipedia(data_dir, seed=seed)
+        found = holds_datasets(data_dir, "wikipedia")
+        corpus = load_wikipedia(data_dir, seed=seed) if found else None
     except (FileNotFoundError, ValueError) as exc:
         raise InputError(str(exc)) from exc
-    return corpus, {"n_topics": 5, "doc_length": 500, "synthetic": False}
+    if corpus is None:
+        why = "no data folder" if data_dir is None else f"wikipedia/ not in {data_dir}"
+        return tiny_corpus(seed), {
+            "n_topics": 3, "doc_length": 60, "synthetic": True,
+            "data": f"a synthetic LDA corpus (seeded), not the paper's Wikipedia ({why})"}
+    return corpus, {"n_topics": 5, "doc_length": 500, "synthetic": False,
+                    "data": f"the VIPS Wikipedia excerpt (the paper's data) from "
+                            f"{data_dir}/wikipedia"}
 
 
 def lda_setting(corpus: Corpus, n_topics: int, doc_length: int, epochs: int) -> dict:
