@@ -39,7 +39,8 @@ window.addEventListener('load', () => {
                height: window.innerHeight, summaryTop: s.top, summaryBottom: s.bottom,
                overflowing: over, links: links, targets: targets, firstRowTop: firstTop,
                sectionTopAfterClick: section.getBoundingClientRect().top,
-               images: srcs.length, distinctImages: new Set(srcs).size};
+               images: srcs.length, distinctImages: new Set(srcs).size,
+               pageWidth: document.documentElement.scrollWidth};
   document.body.setAttribute('data-probe', JSON.stringify(out));
 });
 </script></body>"""
@@ -72,7 +73,9 @@ def test_first_screen_links_and_images(tmp_path):
                                     "A long sentence that explains the verdict " * 8,
                                     certificate=i % 4 == 1,
                                     figures=["shared.png"] + (["own.png"] if i == 2 else [])))
-    sections = [{"title": "context", "text": "text", "figures": ["own.png"]}]
+    wide = {"columns": [f"a long column heading {k}" for k in range(14)],
+            "rows": [[f"value_{k}_without_spaces_or_hyphens" for k in range(14)]] * 3}
+    sections = [{"title": "context", "text": "text", "figures": ["own.png"], "table": wide}]
     paths = render.write_report(tmp_path, title="browser check", meta={"seed": 0},
                                 verdicts=verdicts, sections=sections,
                                 run_info={"dpclaims": "0", "python": "3", "total seconds": 1})
@@ -89,6 +92,7 @@ def test_first_screen_links_and_images(tmp_path):
     assert 0 <= probe["summaryTop"] < probe["summaryBottom"] <= probe["top"]
     assert 0 <= probe["top"] < probe["height"] and 0 <= probe["firstRowTop"] < probe["height"]
     assert probe["right"] <= probe["width"]      # the table fits the width
+    assert probe["pageWidth"] <= probe["width"]  # a wide section table scrolls in its box
     assert probe["overflowing"] == []            # no cell's text overflows it
     # every headline row links to its claim's section; following the first lands on it
     assert len(probe["links"]) == 6 and all(probe["targets"]), probe["links"]

@@ -345,7 +345,9 @@ def _html_table(columns, rows) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in r) + "</tr>"
                    for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # a wide table scrolls inside its own box; the page never scrolls sideways
+    return (f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+            "</table></div>")
 
 
 def _badge(verdict: str) -> str:
@@ -397,7 +399,8 @@ def _html(title, line, meta, claims, sections, out: Path, captions) -> str:
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
              "table.headline td,table.readings td{overflow-wrap:anywhere;vertical-align:top}"
              "table.headline td.verdict,td.verdict{white-space:nowrap;overflow-wrap:normal}"
-             "p.summary{font-size:1.1em}section{border-top:1px solid #ddd;margin-top:1.5em}"
+             "div.wide{overflow-x:auto;max-width:100%}p.summary{font-size:1.1em}"
+             "section{border-top:1px solid #ddd;margin-top:1.5em}"
              "blockquote{border-left:4px solid #ccc;margin-left:0;padding-left:1em;color:#333}"
              "pre{background:#f6f6f6;padding:1em;overflow:auto;max-height:30em}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"

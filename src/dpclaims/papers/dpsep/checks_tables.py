@@ -406,8 +406,9 @@ def _statement_verdict(key: str, reading: str, per: dict, rule: str, statement: 
                     f"{p_refutes:.3g} against ({how}): {details}." if per else
                     "No stand-in set has a case to test.")
         return not_checkable(
-            claim, reading, "the paper's UCI data sets (--data-dir): the embedded default is "
-            "a stand-in with the paper's protocol, not the paper's data",
+            claim, reading, "the paper's UCI data sets (`dpclaims data fetch uci`, or "
+            "--data-dir): the embedded default is a stand-in with the paper's protocol, not "
+            "the paper's data",
             context=computed + context, evidence=ev, seed=seed, budget=budget)
     if not per:
         return not_checkable(claim, reading, "a set run that the statement covers (for "
