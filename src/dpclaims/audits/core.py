@@ -116,14 +116,16 @@ def epsilon_lower_bound(fp, n_negative, fn, n_positive, delta: float, alpha: flo
     return float(out) if np.ndim(out) == 0 else out
 
 
-def auroc(scores0, scores1) -> float:
+def auroc(scores0, scores1, *, presorted: bool = False) -> float:
     """Area under the ROC curve of "guess D1 when the score is high".
 
     P(score1 > score0) + P(tie) / 2 (the Mann-Whitney U statistic over n0 n1),
-    counted by binary search in the sorted scores0: O((n0 + n1) log n0).
+    counted by binary search in the sorted scores0: O((n0 + n1) log(n0 + n1)). The
+    queries are sorted too: the sum does not depend on their order, and binary searches
+    in order walk memory in order (17x faster at 5e6 scores each than unsorted queries,
+    measured for issue 23). ``presorted``: both arrays are sorted ascending already.
     """
-    s0 = np.sort(np.asarray(scores0, dtype=float))
-    s1 = np.asarray(scores1, dtype=float)
+    s0, s1 = _sorted_pair(scores0, scores1, presorted)
     below = np.searchsorted(s0, s1, side="left")
     ties = np.searchsorted(s0, s1, side="right") - below
     return float((below.sum() + 0.5 * ties.sum()) / (len(s0) * len(s1)))
@@ -137,28 +139,45 @@ def error_counts(sorted0: np.ndarray, sorted1: np.ndarray, thresholds) -> tuple:
     return fp, fn
 
 
-def tradeoff_curve(scores0, scores1, n_points: int = 101) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical trade-off points (FPR, FNR) at ``n_points`` quantiles of the pooled scores."""
-    s0, s1 = np.sort(scores0), np.sort(scores1)
-    t = np.quantile(np.concatenate([s0, s1]), np.linspace(0, 1, n_points))
+def _sorted_pair(scores0, scores1, presorted: bool):
+    s0, s1 = np.asarray(scores0, dtype=float), np.asarray(scores1, dtype=float)
+    return (s0, s1) if presorted else (np.sort(s0), np.sort(s1))
+
+
+def _pooled_quantiles(s0: np.ndarray, s1: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """``np.quantile`` of the pooled scores from two sorted arrays: the pool is merged by
+    a stable sort (timsort: linear on two sorted runs) and the quantiles of a sorted
+    array need no partition of the unsorted pool (the same numbers: a quantile does not
+    depend on the order of its input)."""
+    pooled = np.sort(np.concatenate([s0, s1]), kind="stable")
+    return np.quantile(pooled, probs)
+
+
+def tradeoff_curve(scores0, scores1, n_points: int = 101, *,
+                   presorted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical trade-off points (FPR, FNR) at ``n_points`` quantiles of the pooled scores
+    (``presorted``: both arrays are sorted ascending already)."""
+    s0, s1 = _sorted_pair(scores0, scores1, presorted)
+    t = _pooled_quantiles(s0, s1, np.linspace(0, 1, n_points))
     t = np.concatenate([[-np.inf], t])
     fp, fn = error_counts(s0, s1, t)
     return fp / len(s0), fn / len(s1)
 
 
 def gdp_mu_estimate(scores0, scores1, min_count: int = 20,
-                    n_thresholds: int = 999) -> float | None:
+                    n_thresholds: int = 999, *, presorted: bool = False) -> float | None:
     """Gaussian-DP mu fitted to the empirical trade-off (an estimate).
 
     At ``n_thresholds`` quantiles of the pooled scores, every threshold whose
     four counts (fp, tn, fn, tp) are all >= ``min_count`` gives
     mu_t = Phi^-1(1 - FPR_t) - Phi^-1(FNR_t), exact for a mu-GDP trade-off
     (Dong, Roth, Su 2022, Def. 2.7); the estimate is their median. None when no
-    threshold qualifies (e.g. perfect separation).
+    threshold qualifies (e.g. perfect separation). ``presorted``: both arrays are sorted
+    ascending already.
     """
-    s0, s1 = np.sort(scores0), np.sort(scores1)
+    s0, s1 = _sorted_pair(scores0, scores1, presorted)
     n0, n1 = len(s0), len(s1)
-    t = np.unique(np.quantile(np.concatenate([s0, s1]), np.linspace(0, 1, n_thresholds + 2)[1:-1]))
+    t = np.unique(_pooled_quantiles(s0, s1, np.linspace(0, 1, n_thresholds + 2)[1:-1]))
     fp, fn = error_counts(s0, s1, t)
     ok = (fp >= min_count) & (n0 - fp >= min_count) & (fn >= min_count) & (n1 - fn >= min_count)
     if not ok.any():
@@ -759,9 +778,10 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     fp_b, fn_b = int(fp[best]), int(fn[best])
     t_best, tie_p = threshold_in_score_units(float(grid[best]), levels)
 
-    mu = gdp_mu_estimate(s0, s1)
+    # the held-out scores are sorted once (ss0, ss1) for every estimate below
+    mu = gdp_mu_estimate(ss0, ss1, presorted=True)
     post_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
-    tr_fpr, tr_fnr = tradeoff_curve(s0, s1)
+    tr_fpr, tr_fnr = tradeoff_curve(ss0, ss1, presorted=True)
     score_name = spec.describe() if not isinstance(spec, UserScore) else "user score"
     if levels is not None:
         score_name += f"; randomised at ties over {len(levels)} levels"
@@ -776,7 +796,7 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         epsilon_credible_lower=credible_lower_bound(
             fp_b, n_ho, fn_b, n_ho, delta=delta, level=1 - alpha,
             n_samples=posterior_samples, rng=post_rng),
-        auroc=auroc(s0, s1),
+        auroc=auroc(ss0, ss1, presorted=True),
         tradeoff_fpr=tuple(tr_fpr),
         tradeoff_fnr=tuple(tr_fnr),
         threshold_strategy=f"{strategy.describe()}; threshold(s) {selection}",
