@@ -39,14 +39,18 @@ def _validate_every_report():
 def _no_user_data_cache(tmp_path_factory):
     """Every test runs with an empty data cache (``DPCLAIMS_DATA_CACHE``), so an audit
     without --data-dir uses the embedded data whatever ``dpclaims data fetch`` has put
-    in the developer's own cache; tests of the cache set their own."""
+    in the developer's own cache, and with a session-local cache of ``account``'s answers
+    (``DPCLAIMS_ACCOUNT_CACHE``); tests of either cache set their own."""
     import os
 
     empty = tmp_path_factory.mktemp("empty-data-cache")
-    before = os.environ.get("DPCLAIMS_DATA_CACHE")
+    answers = tmp_path_factory.mktemp("account-cache")
+    before = {k: os.environ.get(k) for k in ("DPCLAIMS_DATA_CACHE", "DPCLAIMS_ACCOUNT_CACHE")}
     os.environ["DPCLAIMS_DATA_CACHE"] = str(empty)
+    os.environ["DPCLAIMS_ACCOUNT_CACHE"] = str(answers)  # never the developer's own cache
     yield
-    if before is None:
-        os.environ.pop("DPCLAIMS_DATA_CACHE", None)
-    else:
-        os.environ["DPCLAIMS_DATA_CACHE"] = before
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

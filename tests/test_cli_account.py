@@ -106,3 +106,42 @@ def test_field_defaults_textbook_dp_sgd():
     text = run("account", "--sigma", "1.1", "--sampling", "poisson", "--dataset-size", "60000",
                "--batch-size", "256", "--epochs", "60", "--delta", "1e-5").output
     assert "rounded up" in text and "disagree" not in text
+
+
+def test_an_answer_is_cached_and_a_cached_answer_imports_no_accountant(tmp_path,
+                                                                       monkeypatch):
+    """The second identical question reads the cache (issue 23: `account` under a second
+    for a cached event): the same JSON, and in a fresh process neither dp_accounting nor
+    scipy is imported."""
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("DPCLAIMS_ACCOUNT_CACHE", str(tmp_path))
+    args = ["account", "--sampling", "none", "--steps", "3", "--delta", "1e-5",
+            "--sigma", "2.0", "--json"]
+    first = run(*args)
+    assert first.exit_code == 0, first.output
+    assert len(list(tmp_path.glob("*.json"))) == 1
+    again = run(*args)
+    assert json.loads(again.stdout) == json.loads(first.stdout)
+    env = {**os.environ, "DPCLAIMS_ACCOUNT_CACHE": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dpclaims.cli", *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == json.loads(first.stdout)
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert not {m for m in imported if m.split(".")[0] in ("dp_accounting", "scipy",
+                                                           "autodp")}
+    # another question (or --no-cache) computes
+    other = run(*args[:-2], "3.0", "--json")
+    assert other.exit_code == 0 and len(list(tmp_path.glob("*.json"))) == 2
+    assert run(*args, "--no-cache").exit_code == 0
+
+
+def test_the_table_is_plain_lines_in_a_log():
+    result = run(*BASE, "--sigma", "1.0")
+    assert result.exit_code == 0, result.output
+    assert not set(result.output) & set("┃│━─┏┓┗┛┡┩╇")
+    assert "dp_accounting-pld: epsilon " in result.output

@@ -17,18 +17,10 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from dpclaims import ENTRY_POINT_GROUP, paper_ids  # noqa: F401  (defined with the package)
 from dpclaims.claims.core import CheckTimer, InputError
 from dpclaims.claims.paper import Paper, PaperResult, RunContext
 from dpclaims.claims.user_code import load_object, register_source
-
-#: The entry point group a paper package registers in.
-ENTRY_POINT_GROUP = "dpclaims.papers"
-
-
-def paper_ids() -> list[str]:
-    """The ids of the registered papers (entry point names), sorted, without loading any
-    of them (for help texts)."""
-    return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
 
 
 def registered_papers() -> list[Paper]:
