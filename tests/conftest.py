@@ -40,14 +40,23 @@ def _no_user_data_cache(tmp_path_factory):
     """Every test runs with an empty data cache (``DPCLAIMS_DATA_CACHE``), so an audit
     without --data-dir uses the embedded data whatever ``dpclaims data fetch`` has put
     in the developer's own cache, and with a session-local cache of ``account``'s answers
-    (``DPCLAIMS_ACCOUNT_CACHE``); tests of either cache set their own."""
+    (``DPCLAIMS_ACCOUNT_CACHE``); tests of either cache set their own. Accounting results
+    are memoised for the session (``DPCLAIMS_ACCOUNTING_MEMO``,
+    :data:`dpclaims.analysis.accounting.MEMO_ENV`): the smoke audits repeat the same
+    calibrations and catalogue accountings."""
     import os
 
     empty = tmp_path_factory.mktemp("empty-data-cache")
     answers = tmp_path_factory.mktemp("account-cache")
-    before = {k: os.environ.get(k) for k in ("DPCLAIMS_DATA_CACHE", "DPCLAIMS_ACCOUNT_CACHE")}
+    # accounting results shared by this session's workers (pytest-N/ is this session's;
+    # a worker's own base is pytest-N/popen-gwK), never by two sessions
+    base = tmp_path_factory.getbasetemp()
+    memo = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "accounting-memo"
+    names = ("DPCLAIMS_DATA_CACHE", "DPCLAIMS_ACCOUNT_CACHE", "DPCLAIMS_ACCOUNTING_MEMO")
+    before = {k: os.environ.get(k) for k in names}
     os.environ["DPCLAIMS_DATA_CACHE"] = str(empty)
     os.environ["DPCLAIMS_ACCOUNT_CACHE"] = str(answers)  # never the developer's own cache
+    os.environ["DPCLAIMS_ACCOUNTING_MEMO"] = str(memo)
     yield
     for k, v in before.items():
         if v is None:

@@ -462,3 +462,30 @@ def test_without_replacement_with_many_steps_is_unsupported_by_the_pld_not_a_cra
     assert r.row("dp_accounting-pld").epsilon is None
     assert r.row("dp_accounting-pld").note.startswith("unsupported")
     assert r.upper_bound is not None
+
+
+def test_the_memo_keeps_a_result_per_argument_and_nothing_when_unset(tmp_path, monkeypatch):
+    """$DPCLAIMS_ACCOUNTING_MEMO: the same accounting again is read back, equal, without
+    computing; other arguments (or a lowered grid cap) compute; unset, nothing is kept."""
+    from dpclaims.analysis import accounting
+
+    event = dp_accounting.GaussianDpEvent(2.0)
+    monkeypatch.setenv(accounting.MEMO_ENV, str(tmp_path / "memo"))
+    first = account_event(event, DELTA, "add-remove", pld_max_refinements=0)
+    assert len(list((tmp_path / "memo").glob("account_event-*.pickle"))) == 1
+
+    def broken(*args, **kwargs):
+        raise AssertionError("computed although memoised")
+
+    monkeypatch.setattr(accounting, "_pld_rows", broken)
+    again = account_event(event, DELTA, "add-remove", pld_max_refinements=0)
+    assert again.to_dict() == first.to_dict()
+    with pytest.raises(AssertionError, match="computed"):
+        account_event(dp_accounting.GaussianDpEvent(2.5), DELTA, "add-remove",
+                      pld_max_refinements=0)
+    monkeypatch.setattr(accounting, "MAX_PLD_POINTS", 2**18)
+    with pytest.raises(AssertionError, match="computed"):
+        account_event(event, DELTA, "add-remove", pld_max_refinements=0)
+    monkeypatch.delenv(accounting.MEMO_ENV)
+    with pytest.raises(AssertionError, match="computed"):
+        account_event(event, DELTA, "add-remove", pld_max_refinements=0)

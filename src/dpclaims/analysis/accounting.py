@@ -70,7 +70,11 @@ References
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
+import os
+import pickle
 import re
 import warnings
 from collections.abc import Mapping
@@ -744,6 +748,65 @@ def _hidden_shuffle_row(row: AccountantRow) -> AccountantRow:
     return row
 
 
+#: A folder where :func:`account_event` and :func:`calibrate_noise_multiplier` keep their
+#: results across processes (unset: nothing is kept). The test suite sets one per
+#: session, so the smoke audits that repeat the same accountings (the DP-SEP Prop. 2
+#: calibrations, the privacy-number catalogue) compute each once.
+MEMO_ENV = "DPCLAIMS_ACCOUNTING_MEMO"
+
+
+@functools.cache
+def _memo_salt() -> str:
+    """What a memoised result depends on besides the arguments: this module's source and
+    the versions of the accounting libraries."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def ver(name):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    with open(__file__, "rb") as fh:
+        source = hashlib.sha256(fh.read()).hexdigest()
+    return repr((source, [ver(n) for n in ("dp-accounting", "autodp", "numpy", "scipy")]))
+
+
+def _memoised(fn):
+    """``fn`` with its results kept in ``$DPCLAIMS_ACCOUNTING_MEMO`` (when set), keyed by
+    the ``repr`` of its arguments (exact for floats, dataclasses and dp_accounting's
+    events), the grid cap :data:`MAX_PLD_POINTS` and :func:`_memo_salt`. A result is
+    written atomically; a folder that cannot be read or written only costs the
+    computation. An exception is never kept."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        root = os.environ.get(MEMO_ENV)
+        if not root:
+            return fn(*args, **kwargs)
+        key = hashlib.sha256(repr((fn.__qualname__, args, sorted(kwargs.items()),
+                                   MAX_PLD_POINTS, _memo_salt())).encode()).hexdigest()
+        path = os.path.join(root, f"{fn.__name__}-{key}.pickle")
+        try:
+            with open(path, "rb") as fh:
+                return pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            pass
+        out = fn(*args, **kwargs)
+        try:
+            os.makedirs(root, exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                pickle.dump(out, fh)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        return out
+
+    return wrapper
+
+
+@_memoised
 def account_event(
     event: dp_accounting.DpEvent,
     delta: float,
@@ -925,6 +988,7 @@ def composed_gaussian_sigma(epsilon: float, delta: float, releases: int) -> floa
     return float(math.sqrt(releases) * dp_accounting.get_sigma_gaussian(epsilon, delta))
 
 
+@_memoised
 def calibrate_noise_multiplier(
     target_epsilon: float,
     delta: float,
