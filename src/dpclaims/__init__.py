@@ -20,3 +20,32 @@ def paper_ids() -> list[str]:
     from importlib.metadata import entry_points
 
     return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def fingerprint(sources: tuple[str, ...], packages: tuple[str, ...]) -> str:
+    """A SHA-256 (hex) of this installation's ``sources`` (paths relative to the
+    ``dpclaims`` package, e.g. "analysis/accounting.py") and the installed versions of
+    ``packages`` (distribution names; None for one that is not installed), without
+    importing any of them: the key salt of a cached computation, so that a changed
+    source file or library never serves an old answer.
+
+    Raises
+    ------
+    FileNotFoundError
+        A source that is not in the package.
+    """
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
+
+    h = hashlib.sha256()
+    for rel in sources:
+        h.update(rel.encode() + b"\0" + (Path(__file__).parent / rel).read_bytes())
+    for name in packages:
+        try:
+            v = version(name)
+        except PackageNotFoundError:
+            v = None
+        h.update(f"\0{name}={v}".encode())
+    return h.hexdigest()
+

@@ -373,25 +373,22 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
 def _account_cache(question: dict, payload: dict | None = None) -> dict | None:
     """The cached answer to ``question`` (None when there is none), or store ``payload``.
 
-    The cache is a folder of JSON files, one per question and versions of dpclaims,
-    dp_accounting, autodp, scipy and numpy (read from the installed metadata, without
-    importing them): ``$DPCLAIMS_ACCOUNT_CACHE``, else ``$XDG_CACHE_HOME/dpclaims/account``,
+    The cache is a folder of JSON files, one per question and fingerprint
+    (:func:`dpclaims.fingerprint` of this module's and the accountants' sources and of
+    the versions of dp_accounting, autodp, scipy and numpy, read without importing
+    them): ``$DPCLAIMS_ACCOUNT_CACHE``, else ``$XDG_CACHE_HOME/dpclaims/account``,
     else ``~/.cache/dpclaims/account``. An unreadable or unwritable cache is ignored (the
     answer is computed). A cached answer needs no import of the accountants: under a
     second where importing dp_accounting alone takes 2.6-4 s.
     """
     import hashlib
     import json
-    from importlib.metadata import PackageNotFoundError, version
 
-    def ver(name):
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return None
+    from dpclaims import fingerprint
 
-    versions = {n: ver(n) for n in ("dpclaims", "dp-accounting", "autodp", "scipy", "numpy")}
-    key = hashlib.sha256(json.dumps([question, versions], sort_keys=True).encode()).hexdigest()
+    salt = fingerprint(("cli.py", "analysis/accounting.py"),
+                       ("dp-accounting", "autodp", "scipy", "numpy"))
+    key = hashlib.sha256(json.dumps([question, salt], sort_keys=True).encode()).hexdigest()
     root = os.environ.get("DPCLAIMS_ACCOUNT_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
         "dpclaims", "account")

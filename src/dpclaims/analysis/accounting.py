@@ -759,17 +759,10 @@ MEMO_ENV = "DPCLAIMS_ACCOUNTING_MEMO"
 def _memo_salt() -> str:
     """What a memoised result depends on besides the arguments: this module's source and
     the versions of the accounting libraries."""
-    from importlib.metadata import PackageNotFoundError, version
+    from dpclaims import fingerprint
 
-    def ver(name):
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return None
-
-    with open(__file__, "rb") as fh:
-        source = hashlib.sha256(fh.read()).hexdigest()
-    return repr((source, [ver(n) for n in ("dp-accounting", "autodp", "numpy", "scipy")]))
+    return fingerprint(("analysis/accounting.py",),
+                       ("dp-accounting", "autodp", "numpy", "scipy"))
 
 
 def _memoised(fn):

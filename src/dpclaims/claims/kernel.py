@@ -588,7 +588,14 @@ def basis_key(basis: dict | None, limit: int = 160) -> str:
         may be the strings "inf" / "-inf").
     limit : int
         The longest line returned, in characters (>= 20).
+
+    Raises
+    ------
+    ValueError
+        ``limit`` below 20.
     """
+    if limit < 20:
+        raise ValueError(f"limit must be >= 20 characters, got {limit!r}")
     text = _basis_key(basis or {})
     one = " ".join(text.split())
     if len(one) <= limit:

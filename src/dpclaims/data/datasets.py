@@ -226,6 +226,15 @@ def holds_datasets(data_dir, *folders: str) -> bool:
     return all((root / f).is_dir() for f in folders)
 
 
+def absent_datasets(data_dir, *folders: str) -> str:
+    """Why :func:`holds_datasets` is False, in words for a verdict's data: "no data
+    folder", or which of ``folders`` are not in ``data_dir``."""
+    if data_dir is None:
+        return "no data folder"
+    missing = [f for f in folders if not (Path(data_dir) / f).is_dir()]
+    return f"{', '.join(f + '/' for f in missing)} not in {data_dir}"
+
+
 def standardise_on_training_split(x_train, y_train, x_test, y_test, what: str) -> dict:
     """Standardise features and target with the training split's mean and std (ddof 0).
 

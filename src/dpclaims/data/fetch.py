@@ -53,7 +53,6 @@ naming the file, the URL, the expected and the actual SHA-256).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -573,11 +572,9 @@ def mirror_url(base_url: str | None = None) -> str | None:
 
 # --------------------------------------------------------------------------- checks
 def _sha256(path: Path | str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    import pooch
+
+    return pooch.file_hash(str(path), alg="sha256")
 
 
 def _verified(path: Path, f: DataFile) -> bool | None:
@@ -755,10 +752,18 @@ def _unlink(path: Path, root: Path) -> None:
 
 
 def _pooch_fetch(pup, f: DataFile, root: Path) -> None:
+    """One registered file through pooch, which checks its SHA-256 after the download
+    (and deletes a mismatch): that refusal becomes a :class:`ChecksumError` naming the
+    file and the URL beside pooch's expected and actual hashes."""
     try:
-        pup.fetch(f.path, downloader=_Downloader(f))
+        pup.fetch(f.path, downloader=_download)
     except InputError:
         raise
+    except ValueError as exc:
+        if "hash of downloaded file" not in str(exc):
+            raise
+        raise ChecksumError(f"checksum mismatch for {f.path} downloaded from "
+                            f"{pup.get_url(f.path)}: {exc}") from None
     except OSError as exc:  # pooch creates the folders and moves the download into place
         raise DownloadError(f"cannot write {f.path} in the data cache {root}: {exc}") from exc
 
@@ -774,29 +779,19 @@ def _prune(folder: Path) -> None:
         folder.rmdir()
 
 
-class _Downloader:
-    """pooch downloader: HTTP(S)/FTP download of one registered file, then its SHA-256
-    checked here so that the error names the expected and the actual value."""
+def _download(url, output_file, pup, check_only=False):
+    """pooch downloader: HTTP(S) or FTP, a failure as a :class:`DownloadError` naming
+    the URL (pooch checks the SHA-256 afterwards)."""
+    import pooch
+    import requests
 
-    def __init__(self, f: DataFile):
-        self.f = f
-
-    def __call__(self, url, output_file, pup, check_only=False):
-        import pooch
-        import requests
-
-        download = (pooch.FTPDownloader(progressbar=False, timeout=60)
-                    if url.lower().startswith("ftp://")
-                    else pooch.HTTPDownloader(progressbar=False, timeout=60))
-        try:
-            download(url, output_file, pup)
-        except (requests.exceptions.RequestException, OSError, EOFError) as exc:
-            raise DownloadError(f"could not download {url}: {exc}") from exc
-        actual = _sha256(output_file)
-        if actual != self.f.sha256:
-            raise ChecksumError(
-                f"checksum mismatch for {self.f.path} downloaded from {url}: expected "
-                f"SHA-256 {self.f.sha256}, got {actual}; the download was discarded")
+    download = (pooch.FTPDownloader(progressbar=False, timeout=60)
+                if url.lower().startswith("ftp://")
+                else pooch.HTTPDownloader(progressbar=False, timeout=60))
+    try:
+        return download(url, output_file, pup, check_only=check_only)
+    except (requests.exceptions.RequestException, OSError, EOFError) as exc:
+        raise DownloadError(f"could not download {url}: {exc}") from exc
 
 
 # --------------------------------------------------------------------------- audits

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpclaims.claims import HEADLINE_RULE, VERDICTS, Verdict, claims_summary
+from dpclaims.claims import HEADLINE_RULE, VERDICTS, ReadingKind, Verdict, claims_summary
 
 # Version of results.json's layout (src/dpclaims/reports/results.schema.json).
 SCHEMA_VERSION = "3.0"  # 2.1: claims[].kind; 3.0: summary, claims[].key, each reading once
@@ -128,16 +128,12 @@ def summary_line(summary: dict, verdicts: list[Verdict], run_info: dict) -> str:
                        ("refuted", "holds", "inconclusive", "not-checkable"))
     seeds = sorted({v.seed for v in verdicts if v.seed is not None})
     budgets = sorted({v.budget for v in verdicts if v.budget is not None})
-    bits = [f"seed {', '.join(map(str, seeds))}" if seeds else "",
-            f"budget {', '.join(budgets)}" if budgets else ""]
-    run = "; ".join(b for b in [", ".join(b for b in bits if b),
-                                 ", ".join(x for x in [
-                                     f"dpclaims {run_info['dpclaims']}"
-                                     if "dpclaims" in run_info else "",
-                                     f"Python {run_info['python']}"
-                                     if "python" in run_info else ""] if x),
-                                 f"{run_info['total seconds']:.0f} s"
-                                 if "total seconds" in run_info else ""] if b)
+    what = ", ".join(x for x in (f"seed {', '.join(map(str, seeds))}" if seeds else "",
+                                 f"budget {', '.join(budgets)}" if budgets else "") if x)
+    versions = ", ".join(f"{label} {run_info[k]}" for k, label in
+                         (("dpclaims", "dpclaims"), ("python", "Python")) if k in run_info)
+    took = f"{run_info['total seconds']:.0f} s" if "total seconds" in run_info else ""
+    run = "; ".join(x for x in (what, versions, took) if x)
     text = f"{n} claim{'s' if n != 1 else ''}: {counts}."
     return text + (f" {run[0].upper()}{run[1:]}." if run else "")
 
@@ -145,12 +141,16 @@ def summary_line(summary: dict, verdicts: list[Verdict], run_info: dict) -> str:
 def claim_anchor(claim_id: str) -> str:
     """The HTML id of a claim's section: "claim-" and the id with every character that
     is not a letter, digit, "-" or "_" replaced by "-"."""
-    return "claim-" + re.sub(r"[^A-Za-z0-9_-]", "-", claim_id)
+    return _anchor("claim", claim_id)
+
+
+def _anchor(prefix: str, name: str) -> str:
+    return f"{prefix}-" + re.sub(r"[^A-Za-z0-9_-]", "-", name)
 
 
 #: Whose reading a record is, in the report's words (``reading_kind``).
-_WHOSE = {"text": "the paper's", "correction": "our correction",
-          "stronger-threat-model": "stronger threat model"}
+_WHOSE = {ReadingKind.TEXT.value: "the paper's", ReadingKind.CORRECTION.value: "our correction",
+          ReadingKind.STRONGER_THREAT_MODEL.value: "stronger threat model"}
 
 #: The longest evidence shown in a report per reading (characters of JSON); the whole
 #: evidence is always in results.json.
@@ -318,7 +318,7 @@ def compressed_png(raw: bytes) -> bytes:
 
 
 def _figure_anchor(name: str) -> str:
-    return "figure-" + re.sub(r"[^A-Za-z0-9_-]", "-", name)
+    return _anchor("figure", name)
 
 
 def _html_figures(names, out: Path, captions: dict, shown: dict, where: str) -> list[str]:

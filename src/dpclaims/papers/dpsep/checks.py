@@ -44,6 +44,7 @@ from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds
 from dpclaims.claims.kernel import Bound, Claimed, Part, decide_all
 from dpclaims.data.datasets import (
     RegressionData,
+    absent_datasets,
     check_data_dir,
     holds_datasets,
     load_fair,
@@ -362,9 +363,7 @@ def bnn_data_dir(data_dir, sets) -> tuple[Path | None, str]:
     if holds_datasets(data_dir, *folders):
         return Path(data_dir), (f"UCI {', '.join(sets)} (the paper's data; Hernández-Lobato "
                                 f"& Adams splits) from {Path(data_dir) / 'uci'}")
-    missing = ("no data folder" if data_dir is None else
-               f"{', '.join(f for f in folders if not (Path(data_dir) / f).is_dir())} "
-               f"not in {data_dir}")
+    missing = absent_datasets(data_dir, *folders)
     return None, f"{EMBEDDED}: embedded stand-in, not the paper's data ({missing})"
 
 

@@ -825,7 +825,7 @@ def load_dpvim_adult(data_dir):
     import dataclasses
 
     from dpclaims.data.adult import load_adult
-    from dpclaims.data.datasets import holds_datasets, load_fair
+    from dpclaims.data.datasets import absent_datasets, holds_datasets, load_fair
 
     if holds_datasets(data_dir, "adult"):
         d = load_adult(data_dir, split="standard", drop_missing=True)
@@ -834,7 +834,7 @@ def load_dpvim_adult(data_dir):
     d = load_fair()
     d = dataclasses.replace(d, task="classification-01", y_train=(d.y_train > 0).astype(float),
                             y_test=(d.y_test > 0).astype(float))
-    why = "no data folder" if data_dir is None else f"adult/ not in {data_dir}"
+    why = absent_datasets(data_dir, "adult")
     return d, (f"embedded default: statsmodels fair, not the paper's Adult ({why}; "
                "`dpclaims data fetch adult` or --data-dir)")
 

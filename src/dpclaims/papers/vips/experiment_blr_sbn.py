@@ -55,7 +55,7 @@ def _summary(x) -> dict:
 def blr_data(data_dir, seed: int) -> dict:
     """Adult (when the data folder holds it) or the embedded fair data, labels in {0, 1},
     ||x|| <= 1; ``which`` names the data (``Verdict.data``)."""
-    from dpclaims.data.datasets import holds_datasets
+    from dpclaims.data.datasets import absent_datasets, holds_datasets
 
     try:
         found = holds_datasets(data_dir, "adult")
@@ -68,7 +68,7 @@ def blr_data(data_dir, seed: int) -> dict:
     else:
         d = load_fair(seed=seed)
         y_tr, y_te = (d.y_train + 1) / 2, (d.y_test + 1) / 2
-        why = "no data folder" if data_dir is None else f"adult/ not in {data_dir}"
+        why = absent_datasets(data_dir, "adult")
         which = (f"statsmodels fair (embedded default, not the paper's data: {why}); labels "
                  "(y + 1) / 2")
     return {"name": d.name, "which": which, "x_train": d.x_train, "y_train": y_tr,

@@ -157,7 +157,7 @@ def _check_budget(budget) -> tuple[int, int]:
 def _corpus(data_dir, seed: int) -> tuple[Corpus, dict]:
     """The Wikipedia excerpt when the data folder holds it, else the synthetic corpus;
     ``data`` in the returned setting names which (``Verdict.data``)."""
-    from dpclaims.data.datasets import holds_datasets
+    from dpclaims.data.datasets import absent_datasets, holds_datasets
 
     try:
         found = holds_datasets(data_dir, "wikipedia")
@@ -165,7 +165,7 @@ def _corpus(data_dir, seed: int) -> tuple[Corpus, dict]:
     except (FileNotFoundError, ValueError) as exc:
         raise InputError(str(exc)) from exc
     if corpus is None:
-        why = "no data folder" if data_dir is None else f"wikipedia/ not in {data_dir}"
+        why = absent_datasets(data_dir, "wikipedia")
         return tiny_corpus(seed), {
             "n_topics": 3, "doc_length": 60, "synthetic": True,
             "data": f"a synthetic LDA corpus (seeded), not the paper's Wikipedia ({why})"}
