@@ -86,6 +86,37 @@ def test_auto_choice_follows_the_stated_rule():
     assert "1 of 2 coordinates discrete" in why
 
 
+def test_pilot_scores_never_fit_a_classifier():
+    from dpclaims.audits.scores import AutoScore, UserScore, pilot_score
+
+    for named in (None, "auto", "gradient-boosting", "logistic", ClassifierScore("logistic")):
+        assert pilot_score(named) == AutoScore(classifiers=False)
+    assert isinstance(pilot_score("fisher"), FisherScore)
+    assert isinstance(pilot_score("likelihood-ratio"), LikelihoodRatioScore)
+    assert isinstance(pilot_score(np.sum), UserScore)
+    rng = np.random.default_rng(0)
+    mixed = np.hstack([rng.integers(0, 2, (1000, 1)), rng.standard_normal((1000, 1))])
+    score, why = choose_score(mixed[:500], mixed[500:], classifiers=False)
+    assert isinstance(score, FisherScore) and "without classifiers" in why
+    with pytest.raises(ScoreError, match="unknown score"):
+        pilot_score("svm")
+
+
+def test_a_classifier_is_fitted_on_at_most_max_train_outputs_per_dataset():
+    rng = np.random.default_rng(1)
+    t0, t1 = rng.standard_normal((300, 2)), rng.standard_normal((300, 2)) + 0.5
+    capped = ClassifierScore("logistic", max_train=100)
+    assert "at most 100 outputs per dataset" in capped.describe()
+    x = rng.standard_normal((50, 2))
+    np.testing.assert_array_equal(capped.fit(t0, t1, 0)(x),
+                                  ClassifierScore("logistic").fit(t0[:100], t1[:100], 0)(x))
+    assert not np.array_equal(capped.fit(t0, t1, 0)(x),
+                              ClassifierScore("logistic").fit(t0, t1, 0)(x))
+    for bad in (1, 2.5, True):
+        with pytest.raises(ScoreError, match="max_train"):
+            ClassifierScore(max_train=bad)
+
+
 def test_likelihood_ratio_counts_rows_with_the_stated_prior():
     t0 = np.array([[0.0, 1.0]] * 3 + [[1.0, 1.0]] * 1)
     t1 = np.array([[0.0, 1.0]] * 1 + [[1.0, 1.0]] * 3)

@@ -47,6 +47,11 @@ only (:func:`choose_score`): a finite output space -> ``likelihood-ratio``;
 every coordinate continuous -> ``fisher``; a mix -> ``gradient-boosting``. A
 user's own ``score(outputs) -> (n,)`` is used as given (:class:`UserScore`).
 
+A classifier is fitted on at most ``CLASSIFIER_MAX_TRAIN`` (50,000) training
+outputs per dataset, and only by a final audit: the pair search's pilot audits
+rank candidate pairs with a cheap score instead (:func:`pilot_score`: the counted
+likelihood ratio or Fisher's discriminant).
+
 Randomised thresholds
 ---------------------
 A score with ties (a discrete one) is thresholded with randomisation at the
@@ -75,6 +80,9 @@ SCORE_NAMES = ("auto", "fisher", "likelihood-ratio", "logistic", "gradient-boost
 DISCRETE_MAX_LEVELS = 10_000
 DISCRETE_MIN_MEAN_COUNT = 10.0
 CONTINUOUS_MIN_DISTINCT_FRACTION = 0.5
+# a classifier is fitted on at most this many training outputs per dataset (stated in
+# the score's description, hence in every audit's evidence)
+CLASSIFIER_MAX_TRAIN = 50_000
 
 
 class ScoreError(ValueError):
@@ -245,19 +253,28 @@ class ClassifierScore:
     """
 
     model: str = "gradient-boosting"
+    max_train: int = CLASSIFIER_MAX_TRAIN
     fit_half: bool = field(default=True, init=False)
 
     def __post_init__(self):
         if self.model not in ("logistic", "gradient-boosting"):
             raise ScoreError(f"classifier model must be 'logistic' or 'gradient-boosting', "
                              f"got {self.model!r}")
+        if isinstance(self.max_train, bool) or not isinstance(self.max_train, int) \
+                or self.max_train < 2:
+            raise ScoreError(f"max_train must be an integer >= 2, got {self.max_train!r}")
 
     @property
     def name(self) -> str:
         return self.model
 
     def fit(self, train0: np.ndarray, train1: np.ndarray, seed: int) -> ClassifierLogOdds:
-        """Fit on (n0, k) and (n1, k) training outputs, labels 0 and 1 (equal priors)."""
+        """Fit on (n0, k) and (n1, k) training outputs, labels 0 and 1 (equal priors).
+
+        At most ``max_train`` outputs per dataset are used: the first ones (the
+        outputs are independent draws, so the first m are a sample of m).
+        """
+        train0, train1 = train0[:self.max_train], train1[:self.max_train]
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
@@ -275,11 +292,12 @@ class ClassifierScore:
         return ClassifierLogOdds(model, False, x.shape[1])
 
     def describe(self) -> str:
+        cap = f", at most {self.max_train:,} outputs per dataset"
         if self.model == "logistic":
             return ("logistic regression on standardised quadratic features (x_j, x_j^2), "
-                    "fitted on half the training split (DP-Sniper)")
+                    f"fitted on half the training split{cap} (DP-Sniper)")
         return ("HistGradientBoostingClassifier on the raw outputs, fitted on half the "
-                "training split (DP-Sniper)")
+                f"training split{cap} (DP-Sniper)")
 
 
 @dataclass(frozen=True)
@@ -303,8 +321,13 @@ class UserScore:
 
 @dataclass(frozen=True)
 class AutoScore:
-    """Choose the score from the training outputs (:func:`choose_score`)."""
+    """Choose the score from the training outputs (:func:`choose_score`).
 
+    ``classifiers=False`` (the pair search's pilots, :func:`pilot_score`): never a
+    classifier; mixed outputs get Fisher's discriminant.
+    """
+
+    classifiers: bool = True
     name: str = field(default="auto", init=False)
 
 
@@ -338,7 +361,29 @@ def as_score(score) -> AttackScore | AutoScore:
                      f"instance or a callable, got {type(score).__name__}: {score!r:.80}")
 
 
-def choose_score(train0: np.ndarray, train1: np.ndarray) -> tuple[AttackScore, str]:
+def pilot_score(score) -> AttackScore | AutoScore:
+    """The score for the pair search's pilot audits: ``score`` unless it fits a classifier.
+
+    A pilot only ranks candidate pairs, so it uses a cheap score: a classifier
+    (``logistic``, ``gradient-boosting``, or ``auto`` on mixed outputs) is replaced
+    by ``auto`` without classifiers (the counted likelihood ratio on a finite
+    output space, else Fisher's discriminant). The classifier is then fitted once,
+    by the final audit on the chosen pair. Fisher, the likelihood ratio and a
+    user's own score are kept as given.
+
+    Raises
+    ------
+    ScoreError
+        As :func:`as_score`.
+    """
+    spec = as_score(score)
+    if isinstance(spec, (AutoScore, ClassifierScore)):
+        return AutoScore(classifiers=False)
+    return spec
+
+
+def choose_score(train0: np.ndarray, train1: np.ndarray,
+                 classifiers: bool = True) -> tuple[AttackScore, str]:
     """The score for these training outputs, and the sentence saying why.
 
     The rule (training outputs of both datasets pooled, n rows of k coordinates):
@@ -349,7 +394,8 @@ def choose_score(train0: np.ndarray, train1: np.ndarray) -> tuple[AttackScore, s
     * otherwise, if every coordinate takes at least
       ``CONTINUOUS_MIN_DISTINCT_FRACTION`` (half) as many distinct values as there
       are rows: continuous -> ``fisher`` (optimal for Gaussian noise on a vector);
-    * otherwise (some coordinates discrete, some continuous) -> ``gradient-boosting``.
+    * otherwise (some coordinates discrete, some continuous) -> ``gradient-boosting``
+      (``fisher`` when ``classifiers`` is False: the pair search's cheap pilots).
     """
     x = np.vstack([train0, train1])
     n, k = x.shape
@@ -365,6 +411,11 @@ def choose_score(train0: np.ndarray, train1: np.ndarray) -> tuple[AttackScore, s
             f"{int(per_coord.min())} distinct values in {n} outputs) -> Fisher's linear "
             "discriminant")
     n_discrete = int(np.sum(per_coord < CONTINUOUS_MIN_DISTINCT_FRACTION * n))
+    if not classifiers:
+        return FisherScore(), (
+            f"auto without classifiers (a pilot): mixed outputs ({n_discrete} of {k} "
+            f"coordinates discrete, {distinct_rows} distinct rows in {n}) -> Fisher's linear "
+            "discriminant")
     return ClassifierScore("gradient-boosting"), (
         f"auto: mixed outputs ({n_discrete} of {k} coordinates discrete, {distinct_rows} "
         f"distinct rows in {n}) -> gradient-boosting classifier")

@@ -27,7 +27,9 @@ Selection (:func:`select_pair`): each candidate gets a pilot audit of
 ``n_trials`` outputs per dataset with its own seed (derived from the root seed
 and the candidate's index, independent of the streams the final audit draws
 from); the candidate with the largest pilot certificate wins (ties: the larger
-credible bound, then the earlier candidate).
+credible bound, then the earlier candidate). The pilots use a cheap score
+(:func:`~dpclaims.audits.scores.pilot_score`: never a classifier, which is fitted
+once, by the final audit on the chosen pair).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from dpclaims.audits.mechanism import (
     canary_pair,
     records_equal,
 )
+from dpclaims.audits.scores import pilot_score
 
 
 def derived_seed(seed: int, *key: int) -> int:
@@ -210,8 +213,9 @@ class PairSelection:
             return "one candidate pair: no selection"
         return (f"selected among {self.n_candidates} candidate pairs by pilot audits of "
                 f"{self.n_trials_each} outputs per dataset each, on trials of their own (seeds "
-                "derived from the root seed); the certificate is computed on fresh trials, so "
-                "no union bound over the candidates is needed")
+                "derived from the root seed) with a cheap score (no classifier); the "
+                "certificate is computed on fresh trials, so no union bound over the "
+                "candidates is needed")
 
     def to_dict(self) -> dict:
         return {"selected": self.pair.description, "index": self.index,
@@ -234,7 +238,10 @@ def select_pair(mechanism, pairs, n_trials: int, *, alpha: float = 0.05, score=N
         The pilots' nominal level (it only ranks them; no certificate is reported
         from a pilot).
     score, workers
-        As in :func:`~dpclaims.audits.core.audit`.
+        As in :func:`~dpclaims.audits.core.audit`; a classifier score (or ``auto``
+        choosing one) is replaced in the pilots by a cheap score
+        (:func:`~dpclaims.audits.scores.pilot_score`): the classifier is fitted
+        once, by the final audit on the chosen pair.
     seed : int
         Candidate j's pilot uses ``derived_seed(seed, 5, j)``.
 
@@ -255,8 +262,9 @@ def select_pair(mechanism, pairs, n_trials: int, *, alpha: float = 0.05, score=N
     n_trials = check_count(n_trials, "n_trials", minimum=2)
     alpha = check_probability(alpha, "alpha")
     pilots, keys = [], []
+    cheap = pilot_score(score)
     for j, p in enumerate(pairs):
-        r = audit(mechanism, p, n_trials, alpha=alpha, score=score,
+        r = audit(mechanism, p, n_trials, alpha=alpha, score=cheap,
                   seed=derived_seed(seed, 5, j), workers=workers, posterior_samples=20_000)
         pilots.append({"pair": p.description, "pilot_certificate": round(r.epsilon_lower_bound, 6),
                        "pilot_credible_bound": round(r.epsilon_credible_lower, 6),
