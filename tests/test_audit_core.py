@@ -98,6 +98,18 @@ def test_clopper_pearson_upper_with_all_successes_is_one():
     assert float(clopper_pearson_upper(20, 20, 0.025)) == 1.0
 
 
+def test_clopper_pearson_upper_is_statsmodels_upper_end_exactly():
+    from statsmodels.stats.proportion import proportion_confint
+
+    rng = np.random.default_rng(0)
+    nobs = np.array([1, 2, 10, 999, 200_000])[:, None]
+    count = np.hstack([np.zeros((5, 1)), nobs, rng.random((5, 40)) * nobs,
+                       np.floor(rng.random((5, 40)) * nobs)])  # projected counts too
+    for level in (0.16, 0.025, 1e-4):
+        _, upper = proportion_confint(count, nobs, alpha=2 * level, method="beta")
+        np.testing.assert_array_equal(clopper_pearson_upper(count, nobs, level), upper)
+
+
 @pytest.mark.parametrize("n", [100, 1000, 10_000])
 @pytest.mark.parametrize("alpha", [0.05, 0.01])
 def test_epsilon_lower_bound_zero_errors(n, alpha):
@@ -360,6 +372,24 @@ def test_workers_give_identical_results():
     two = audit(m, PAIR, 60_000, seed=3, block_size=8000, workers=2)
     assert one == two
     np.testing.assert_array_equal(one.held_out_scores[1], two.held_out_scores[1])
+
+
+def first_minus_second(outputs):
+    """A user's score (module level: it is pickled to the workers)."""
+    return outputs[:, 0] - outputs[:, 1]
+
+
+@pytest.mark.parametrize("score", ["auto", "fisher", "gradient-boosting", first_minus_second])
+def test_workers_give_identical_results_for_vector_outputs_and_every_score(score):
+    # the training outputs of a pool's workers come back through shared memory, the
+    # held-out ones as scores; a classifier scores in the parent
+    m = GaussianMechanism(lambda d: np.sum(d, axis=0), 1.0, 1.0, DELTA)
+    base = np.zeros((4, 3))
+    pair = replace_one(base, 0, np.array([1.0, 0.0, 0.0]))
+    one = audit(m, pair, 12_000, seed=3, block_size=1000, score=score)
+    two = audit(m, pair, 12_000, seed=3, block_size=1000, score=score, workers=2)
+    assert one == two and one.n_train == 2400
+    np.testing.assert_array_equal(one.held_out_scores[0], two.held_out_scores[0])
 
 
 def test_dask_local_cluster_gives_identical_results():

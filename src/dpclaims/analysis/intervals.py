@@ -2,12 +2,18 @@
 
 Every certificate on a rate (an attack's false positive and negative rates in an
 audit, a Monte Carlo tail probability, a coverage) is a Clopper-Pearson bound,
-computed by statsmodels' ``proportion_confint(method="beta")``.
+computed by statsmodels' ``proportion_confint(method="beta")``. The one-sided
+upper bound alone (:func:`clopper_pearson_upper`, an audit's thousands of
+candidate thresholds) evaluates the same expression statsmodels uses for its
+upper end, ``scipy.stats.beta.isf(alpha, count + 1, nobs - count)`` (1 where
+count = nobs), without also computing the lower end it would discard: half the
+work, the same numbers (tested against statsmodels).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import beta as beta_distribution
 from statsmodels.stats.proportion import proportion_confint
 
 
@@ -38,8 +44,17 @@ def clopper_pearson_upper(count, nobs, level_alpha: float) -> np.ndarray:
     """One-sided (1 - ``level_alpha``) Clopper-Pearson upper bound on a binomial rate.
 
     ``count`` and ``nobs`` broadcast (counts may be non-integer when projected); the
-    upper end of the two-sided interval at alpha = 2 ``level_alpha``.
+    upper end of statsmodels' two-sided interval at alpha = 2 ``level_alpha``,
+    ``beta.isf(level_alpha, count + 1, nobs - count)`` and 1 where count = nobs
+    (module docstring).
+
+    Returns
+    -------
+    ndarray of the broadcast shape (a 0-d array for scalars).
     """
-    _, upper = proportion_confint(np.asarray(count), np.asarray(nobs),
-                                  alpha=2 * level_alpha, method="beta")
-    return np.asarray(upper, dtype=float)
+    count = np.asarray(count, dtype=float)
+    nobs = np.asarray(nobs, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        upper = np.asarray(beta_distribution.isf(level_alpha, count + 1, nobs - count),
+                           dtype=float)
+    return np.where(count == nobs, 1.0, upper)

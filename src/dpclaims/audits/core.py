@@ -42,9 +42,10 @@ threshold, pushed through the epsilon formula above by Monte Carlo.
 from __future__ import annotations
 
 import math
+import mmap
 import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,7 +86,8 @@ def epsilon_from_rates(fpr, fnr, delta: float) -> np.ndarray:
     return np.maximum(0.0, np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0))
 
 
-def epsilon_lower_bound(fp, n_negative, fn, n_positive, delta: float, alpha: float):
+def epsilon_lower_bound(fp, n_negative, fn, n_positive, delta: float, alpha: float, *,
+                        threads: bool = False):
     """Certified epsilon lower bound from attack error counts (module docstring).
 
     Parameters
@@ -97,6 +99,9 @@ def epsilon_lower_bound(fp, n_negative, fn, n_positive, delta: float, alpha: flo
         The claim's delta, in [0, 1).
     alpha : float
         Significance of this one bound, in (0, 1); alpha/2 per error rate.
+    threads : bool, default False
+        Compute the two rates' bounds in two threads (the same values; for many
+        thresholds at once).
 
     Returns
     -------
@@ -110,8 +115,9 @@ def epsilon_lower_bound(fp, n_negative, fn, n_positive, delta: float, alpha: flo
     """
     delta = check_delta(delta)
     alpha = check_probability(alpha, "alpha")
-    fpr_u = clopper_pearson_upper(fp, n_negative, alpha / 2)
-    fnr_u = clopper_pearson_upper(fn, n_positive, alpha / 2)
+    fpr_u, fnr_u = _in_threads([lambda: clopper_pearson_upper(fp, n_negative, alpha / 2),
+                                lambda: clopper_pearson_upper(fn, n_positive, alpha / 2)],
+                               threads)
     out = epsilon_from_rates(fpr_u, fnr_u, delta)
     return float(out) if np.ndim(out) == 0 else out
 
@@ -144,28 +150,53 @@ def _sorted_pair(scores0, scores1, presorted: bool):
     return (s0, s1) if presorted else (np.sort(s0), np.sort(s1))
 
 
-def _pooled_quantiles(s0: np.ndarray, s1: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """``np.quantile`` of the pooled scores from two sorted arrays: the pool is merged by
-    a stable sort (timsort: linear on two sorted runs) and the quantiles of a sorted
-    array need no partition of the unsorted pool (the same numbers: a quantile does not
-    depend on the order of its input)."""
-    pooled = np.sort(np.concatenate([s0, s1]), kind="stable")
-    return np.quantile(pooled, probs)
+def _in_threads(calls, threads: bool) -> list:
+    """The values of the zero-argument ``calls``, in order; with ``threads`` they run in a
+    pool of two threads. Used for the audit's statistics when it is given two or more
+    workers: numpy's sorts and searches and scipy's beta quantiles release the GIL, so
+    two threads do them in about half the time. The values do not depend on it."""
+    if not threads or len(calls) < 2:
+        return [c() for c in calls]
+    with ThreadPoolExecutor(2) as ex:
+        futures = [ex.submit(c) for c in calls]
+        return [f.result() for f in futures]
 
 
-def tradeoff_curve(scores0, scores1, n_points: int = 101, *,
-                   presorted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _sort_pair(s0: np.ndarray, s1: np.ndarray, threads: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(np.sort(s0), np.sort(s1))``, in two threads with ``threads``."""
+    a, b = _in_threads([lambda: np.sort(s0), lambda: np.sort(s1)], threads)
+    return a, b
+
+
+def _pooled(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
+    """The pooled scores, sorted, from two sorted arrays: merged by a stable sort
+    (timsort: linear on two sorted runs)."""
+    return np.sort(np.concatenate([s0, s1]), kind="stable")
+
+
+def _pooled_quantiles(s0: np.ndarray, s1: np.ndarray, probs: np.ndarray,
+                      pooled: np.ndarray | None = None) -> np.ndarray:
+    """``np.quantile`` of the pooled scores from two sorted arrays (``pooled``: their
+    merge, :func:`_pooled`, when already computed): the quantiles of a sorted array need
+    no partition of the unsorted pool (the same numbers: a quantile does not depend on
+    the order of its input)."""
+    return np.quantile(_pooled(s0, s1) if pooled is None else pooled, probs)
+
+
+def tradeoff_curve(scores0, scores1, n_points: int = 101, *, presorted: bool = False,
+                   pooled: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Empirical trade-off points (FPR, FNR) at ``n_points`` quantiles of the pooled scores
-    (``presorted``: both arrays are sorted ascending already)."""
+    (``presorted``: both arrays are sorted ascending already; ``pooled``: with
+    ``presorted``, both merged and sorted, when the caller has them)."""
     s0, s1 = _sorted_pair(scores0, scores1, presorted)
-    t = _pooled_quantiles(s0, s1, np.linspace(0, 1, n_points))
+    t = _pooled_quantiles(s0, s1, np.linspace(0, 1, n_points), pooled if presorted else None)
     t = np.concatenate([[-np.inf], t])
     fp, fn = error_counts(s0, s1, t)
     return fp / len(s0), fn / len(s1)
 
 
-def gdp_mu_estimate(scores0, scores1, min_count: int = 20,
-                    n_thresholds: int = 999, *, presorted: bool = False) -> float | None:
+def gdp_mu_estimate(scores0, scores1, min_count: int = 20, n_thresholds: int = 999, *,
+                    presorted: bool = False, pooled: np.ndarray | None = None) -> float | None:
     """Gaussian-DP mu fitted to the empirical trade-off (an estimate).
 
     At ``n_thresholds`` quantiles of the pooled scores, every threshold whose
@@ -173,11 +204,12 @@ def gdp_mu_estimate(scores0, scores1, min_count: int = 20,
     mu_t = Phi^-1(1 - FPR_t) - Phi^-1(FNR_t), exact for a mu-GDP trade-off
     (Dong, Roth, Su 2022, Def. 2.7); the estimate is their median. None when no
     threshold qualifies (e.g. perfect separation). ``presorted``: both arrays are sorted
-    ascending already.
+    ascending already; ``pooled``: with ``presorted``, both merged and sorted.
     """
     s0, s1 = _sorted_pair(scores0, scores1, presorted)
     n0, n1 = len(s0), len(s1)
-    t = np.unique(_pooled_quantiles(s0, s1, np.linspace(0, 1, n_thresholds + 2)[1:-1]))
+    t = np.unique(_pooled_quantiles(s0, s1, np.linspace(0, 1, n_thresholds + 2)[1:-1],
+                                    pooled if presorted else None))
     fp, fn = error_counts(s0, s1, t)
     ok = (fp >= min_count) & (n0 - fp >= min_count) & (fn >= min_count) & (n1 - fn >= min_count)
     if not ok.any():
@@ -420,11 +452,39 @@ _WORKER: dict = {}
 
 
 def _init_worker(mechanism, datasets) -> None:
-    _WORKER.update(mechanism=mechanism, datasets=datasets)
+    # one BLAS thread per worker process: with the default (one per core) two workers
+    # on two cores ran four threads and a 32-coordinate Gaussian audit was no faster
+    # than one process (issue 23); the audit's parallelism is its processes
+    from threadpoolctl import threadpool_limits
+
+    _WORKER.update(mechanism=mechanism, datasets=datasets,
+                   blas=threadpool_limits(limits=1, user_api="blas"))
 
 
 def _run_in_worker(task):
-    return _block(_WORKER["mechanism"], _WORKER["datasets"], *task)
+    *args, start = task
+    out = _block(_WORKER["mechanism"], _WORKER["datasets"], *args)
+    if start is None:
+        return out
+    # training outputs go to the memory shared with the parent (no pickling through a pipe)
+    which = args[0]
+    _WORKER["shared"][which, start:start + len(out)] = out
+    return None
+
+
+def _shared_training_buffer(n_train: int, shape: tuple) -> np.ndarray | None:
+    """A (2, n_train, k) float array in anonymous shared memory, which worker processes
+    forked after its creation write the training outputs into (None when the platform
+    cannot fork). Shipping them back through a pipe cost more than drawing them: a
+    32-coordinate Gaussian's 2 x 200,000 training outputs took 0.46 s on 2 workers
+    against 0.19 s drawn in one process (issue 23)."""
+    if "fork" not in multiprocessing.get_all_start_methods() or n_train == 0:
+        return None
+    k = int(np.prod(shape, dtype=np.int64))
+    nbytes = 2 * n_train * k * 8
+    if nbytes == 0:
+        return None
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=float).reshape(2, n_train, k)
 
 
 def _block(mechanism, datasets, which: int, n: int, seed: int, key: tuple, scorer, shape):
@@ -452,25 +512,47 @@ def _apply_score(outputs, scorer, name):
     return s
 
 
-def _run_blocks(tasks, mechanism, datasets, seed, workers, client, pool):
-    """Run block tasks [(which, n, key, scorer, shape)] in order; the results do not
-    depend on how."""
+def _submit_blocks(tasks, mechanism, datasets, seed, workers, client, pool,
+                   shared=None, block_size=None) -> Callable:
+    """Start block tasks [(which, n, key, scorer, shape)]; returns ``gather()``, which
+    waits for them and returns their results in order. On a process pool or a Dask
+    cluster the blocks run while the caller goes on (the audit chooses its thresholds
+    meanwhile); in one process they run when gathered. The results do not depend on
+    how: every block draws from its own seed. ``shared`` (a pool's training phase,
+    :func:`_shared_training_buffer`): the workers write the raw outputs of block b at
+    row b x ``block_size`` of it and ``gather()`` returns views of it."""
     if client is not None:  # mechanism and datasets: futures scattered once by audit()
         futures = [client.submit(_block, mechanism, datasets, which, n, seed, key, scorer,
                                  shape, pure=False)
                    for which, n, key, scorer, shape in tasks]
-        return client.gather(futures)
+        return lambda: client.gather(futures)
     if pool is not None:
         # a scorer that is not fork-safe (scikit-learn's OpenMP thread pool deadlocks in a
         # forked child) scores the workers' raw outputs here, in the parent
         parent = [bool(getattr(scorer, "score_in_parent", False)) for *_, scorer, _ in tasks]
-        outs = list(pool.map(_run_in_worker, [(which, n, seed, key, None if p else scorer, shape)
-                                              for (which, n, key, scorer, shape), p
-                                              in zip(tasks, parent, strict=True)]))
-        return [_apply_score(o, t[3], mechanism.name) if p else o
-                for o, t, p in zip(outs, tasks, parent, strict=True)]
-    return [_block(mechanism, datasets, which, n, seed, key, scorer, shape)
-            for which, n, key, scorer, shape in tasks]
+        store = [None if shared is None or scorer is not None else key[2] * block_size
+                 for (_, _, key, scorer, _) in tasks]
+        futures = [pool.submit(_run_in_worker, (which, n, seed, key, None if p else scorer,
+                                                shape, start))
+                   for (which, n, key, scorer, shape), p, start
+                   in zip(tasks, parent, store, strict=True)]
+
+        def result(f, task, p, start):
+            out = f.result()
+            if start is not None:
+                out = shared[task[0], start:start + task[1]]
+            return _apply_score(out, task[3], mechanism.name) if p else out
+
+        def gather():
+            return [result(*x) for x in zip(futures, tasks, parent, store, strict=True)]
+        return gather
+    return lambda: [_block(mechanism, datasets, which, n, seed, key, scorer, shape)
+                    for which, n, key, scorer, shape in tasks]
+
+
+def _run_blocks(tasks, mechanism, datasets, seed, workers, client, pool):
+    """Run block tasks [(which, n, key, scorer, shape)]; their results in order."""
+    return _submit_blocks(tasks, mechanism, datasets, seed, workers, client, pool)()
 
 
 def _block_tasks(which, phase, total, block_size, scorer, shape):
@@ -500,13 +582,13 @@ def _candidates(s0, s1, max_candidates=6000) -> np.ndarray:
     return cands
 
 
-def _projected(fpr, fnr, n_ho, delta, alpha_each) -> np.ndarray:
+def _projected(fpr, fnr, n_ho, delta, alpha_each, threads: bool = False) -> np.ndarray:
     return np.atleast_1d(epsilon_lower_bound(fpr * n_ho, n_ho, fnr * n_ho, n_ho, delta,
-                                             alpha_each))
+                                             alpha_each, threads=threads))
 
 
 def _propose(s0, s1, n_ho, delta, alpha_each, method: str,
-             cands=None) -> tuple[np.ndarray, np.ndarray]:
+             cands=None, threads: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Thresholds ranked by the certificate projected to the held-out size n_ho.
 
     ``empirical``: training error rates at their one-sided 84 % Clopper-Pearson
@@ -515,9 +597,9 @@ def _propose(s0, s1, n_ho, delta, alpha_each, method: str,
     99 % upper bound. ``normal``: rates from a normal
     fit to each sample's scores (smooth; exact for Gaussian mechanisms).
     ``cands``: the candidate thresholds (default: the training scores,
-    :func:`_candidates`).
+    :func:`_candidates`). ``threads``: the two error rates' bounds in two threads.
     """
-    s0, s1 = np.sort(s0), np.sort(s1)
+    s0, s1 = _sort_pair(s0, s1, threads)
     cands = _candidates(s0, s1) if cands is None else np.asarray(cands, dtype=float)
     if method == "normal":
         sd0, sd1 = max(s0.std(), 1e-300), max(s1.std(), 1e-300)
@@ -526,15 +608,16 @@ def _propose(s0, s1, n_ho, delta, alpha_each, method: str,
     else:
         tail = RANKING_TAILS[method]
         fp, fn = error_counts(s0, s1, cands)
-        fpr = clopper_pearson_upper(fp, len(s0), tail)
-        fnr = clopper_pearson_upper(fn, len(s1), tail)
-    bounds = _projected(fpr, fnr, n_ho, delta, alpha_each)
+        fpr, fnr = _in_threads([lambda: clopper_pearson_upper(fp, len(s0), tail),
+                                lambda: clopper_pearson_upper(fn, len(s1), tail)], threads)
+    bounds = _projected(fpr, fnr, n_ho, delta, alpha_each, threads)
     order = np.argsort(-bounds, kind="stable")
     return cands[order], bounds[order]
 
 
 def choose_thresholds(train0, train1, n_ho: int, delta: float, alpha_each: float,
-                      k: int = 1, candidates=None) -> tuple[np.ndarray, str]:
+                      k: int = 1, candidates=None, *,
+                      threads: bool = False) -> tuple[np.ndarray, str]:
     """Choose k thresholds from training scores only (never the held-out ones).
 
     Proposals are made on the first half of each training sample (the
@@ -559,20 +642,24 @@ def choose_thresholds(train0, train1, n_ho: int, delta: float, alpha_each: float
     winner's curse that slicing a level into thousands of random fractions would
     invite, and a normal fit means nothing for a discrete score.
 
+    ``threads``: the statistics in two threads (the same thresholds; for an audit
+    given two or more workers).
+
     Returns (thresholds (k,), method name).
     """
     if candidates is not None:
-        t, _ = _propose(train0, train1, n_ho, delta, alpha_each, "empirical", candidates)
+        t, _ = _propose(train0, train1, n_ho, delta, alpha_each, "empirical", candidates,
+                        threads)
         return np.sort(t[:k]), "empirical (level grid)"
     h0, h1 = len(train0) // 2, len(train1) // 2
     if h0 < 2 or h1 < 2:
-        t, _ = _propose(train0, train1, n_ho, delta, alpha_each, "empirical")
+        t, _ = _propose(train0, train1, n_ho, delta, alpha_each, "empirical", None, threads)
         return np.sort(t[:k]), "empirical"
-    v0, v1 = np.sort(train0[h0:]), np.sort(train1[h1:])
+    v0, v1 = _sort_pair(train0[h0:], train1[h1:], threads)
     proposals, score = {}, {}
     methods = PROPOSALS_PURE_DP if delta == 0 else PROPOSALS
     for m in methods:
-        t, _ = _propose(train0[:h0], train1[:h1], n_ho, delta, alpha_each, m)
+        t, _ = _propose(train0[:h0], train1[:h1], n_ho, delta, alpha_each, m, None, threads)
         proposals[m] = np.sort(t[:k])
         fp, fn = error_counts(v0, v1, proposals[m])
         fpr = clopper_pearson_upper(fp, len(v0), VALIDATION_TAIL)
@@ -696,34 +783,39 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
             f"{shapes[1]}: the two datasets' outputs must have one shape to be compared")
     shape = shapes[0]
 
-    pool = None
+    pool, shared = None, None
     if client is None and workers > 1:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        if not isinstance(spec, UserScore):  # raw training outputs come back: share them
+            shared = _shared_training_buffer(n_train, shape)
+        _WORKER["shared"] = shared  # inherited by the forked workers
         pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                    initargs=(mechanism, datasets))
     remote = (mechanism, datasets)
     if client is not None:  # unique keys (hash=False), held until the audit ends
         remote = (client.scatter(mechanism, broadcast=True, hash=False),
                   client.scatter(datasets, broadcast=True, hash=False))
+    threads = workers > 1 and client is None  # the statistics in two threads
     try:
-        def run(tasks):
-            return _run_blocks(tasks, *remote, seed, workers, client, pool)
+        def submit(tasks, share=False):
+            return _submit_blocks(tasks, *remote, seed, workers, client, pool,
+                                  shared if share else None, block_size)
 
         scorer, train_s, score_reason = None, None, ""
         if isinstance(spec, UserScore):
             scorer = spec.fn
             if n_train:
-                tr = run(_block_tasks(0, 0, n_train, block_size, scorer, shape)
-                         + _block_tasks(1, 0, n_train, block_size, scorer, shape))
+                tr = submit(_block_tasks(0, 0, n_train, block_size, scorer, shape)
+                            + _block_tasks(1, 0, n_train, block_size, scorer, shape))()
                 nb = len(tr) // 2
                 train_s = (np.concatenate(tr[:nb]), np.concatenate(tr[nb:]))
             score_reason = "given by the user"
         else:
-            tr = run(_block_tasks(0, 0, n_train, block_size, None, shape)
-                     + _block_tasks(1, 0, n_train, block_size, None, shape))
+            tr = submit(_block_tasks(0, 0, n_train, block_size, None, shape)
+                        + _block_tasks(1, 0, n_train, block_size, None, shape), share=True)()
             nb = len(tr) // 2
-            t0, t1 = np.concatenate(tr[:nb]), np.concatenate(tr[nb:])
+            t0, t1 = np.concatenate(tr[:nb]), np.concatenate(tr[nb:])  # copies
             if isinstance(spec, AutoScore):
                 h0, h1 = max(1, len(t0) // 2), max(1, len(t1) // 2)
                 spec, score_reason = choose_score(t0[:h0], t1[:h1], spec.classifiers)
@@ -738,39 +830,46 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
                 scorer = spec.fit(t0, t1, seed)
                 train_s = (_apply_score(t0, scorer, mechanism.name),
                            _apply_score(t1, scorer, mechanism.name))
-        ho = run(_block_tasks(0, 1, n_ho, block_size, scorer, shape)
-                 + _block_tasks(1, 1, n_ho, block_size, scorer, shape))
-    finally:
-        if pool is not None:
-            pool.shutdown()
-    nb = len(ho) // 2
-    s0, s1 = np.concatenate(ho[:nb]), np.concatenate(ho[nb:])
+        # the held-out blocks run in the workers (or on the cluster) while the thresholds
+        # are chosen here from the training scores alone
+        gather_held_out = submit(_block_tasks(0, 1, n_ho, block_size, scorer, shape)
+                                 + _block_tasks(1, 1, n_ho, block_size, scorer, shape))
 
-    # discrete scores: randomised thresholds through independent seeded tie-breakers
-    levels = None
-    if train_s is not None and not given_thresholds:
-        levels = score_levels(scorer, np.concatenate(train_s))
-    if levels is not None:
+        # discrete scores: randomised thresholds through independent seeded tie-breakers
+        levels = None
+        if train_s is not None and not given_thresholds:
+            levels = score_levels(scorer, np.concatenate(train_s))
+
         def tie_break(x, which, phase):
+            if levels is None:
+                return x
             u = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, which, phase)))
             return randomise_ties(x, levels, u.random(len(x)))
 
-        train_s = (tie_break(train_s[0], 0, 0), tie_break(train_s[1], 1, 0))
-        s0, s1 = tie_break(s0, 0, 1), tie_break(s1, 1, 1)
+        if levels is not None:
+            train_s = (tie_break(train_s[0], 0, 0), tie_break(train_s[1], 1, 0))
 
-    # thresholds fixed before the held-out counts are looked at
-    selection = "given in advance"
-    if isinstance(strategy, ExplicitThreshold):
-        grid = np.array([strategy.threshold])
-    elif isinstance(strategy, BonferroniThresholds) and strategy.grid is not None:
-        grid = np.asarray(strategy.grid)
-    else:
-        k = 1 if isinstance(strategy, SplitThreshold) else strategy.size
-        cands = None if levels is None else discrete_threshold_grid(len(levels))
-        grid, method = choose_thresholds(*train_s, n_ho, delta, alpha / k, k, cands)
-        selection = f"chosen on the training split by the {method} ranking"
+        # thresholds fixed before the held-out counts are looked at
+        selection = "given in advance"
+        if isinstance(strategy, ExplicitThreshold):
+            grid = np.array([strategy.threshold])
+        elif isinstance(strategy, BonferroniThresholds) and strategy.grid is not None:
+            grid = np.asarray(strategy.grid)
+        else:
+            k = 1 if isinstance(strategy, SplitThreshold) else strategy.size
+            cands = None if levels is None else discrete_threshold_grid(len(levels))
+            grid, method = choose_thresholds(*train_s, n_ho, delta, alpha / k, k, cands,
+                                             threads=threads)
+            selection = f"chosen on the training split by the {method} ranking"
+        ho = gather_held_out()
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+            _WORKER.pop("shared", None)
+    nb = len(ho) // 2
+    s0, s1 = tie_break(np.concatenate(ho[:nb]), 0, 1), tie_break(np.concatenate(ho[nb:]), 1, 1)
     k = len(grid)
-    ss0, ss1 = np.sort(s0), np.sort(s1)
+    ss0, ss1 = _sort_pair(s0, s1, threads)
     fp, fn = error_counts(ss0, ss1, grid)
     certs = np.atleast_1d(epsilon_lower_bound(fp, n_ho, fn, n_ho, delta, alpha / k))
     best = int(np.argmax(certs))
@@ -779,9 +878,14 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     t_best, tie_p = threshold_in_score_units(float(grid[best]), levels)
 
     # the held-out scores are sorted once (ss0, ss1) for every estimate below
-    mu = gdp_mu_estimate(ss0, ss1, presorted=True)
+    def curves():
+        pooled = _pooled(ss0, ss1)
+        return (gdp_mu_estimate(ss0, ss1, presorted=True, pooled=pooled),
+                tradeoff_curve(ss0, ss1, presorted=True, pooled=pooled))
+
+    (mu, (tr_fpr, tr_fnr)), area = _in_threads(
+        [curves, lambda: auroc(ss0, ss1, presorted=True)], threads)
     post_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
-    tr_fpr, tr_fnr = tradeoff_curve(ss0, ss1, presorted=True)
     score_name = spec.describe() if not isinstance(spec, UserScore) else "user score"
     if levels is not None:
         score_name += f"; randomised at ties over {len(levels)} levels"
@@ -796,7 +900,7 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         epsilon_credible_lower=credible_lower_bound(
             fp_b, n_ho, fn_b, n_ho, delta=delta, level=1 - alpha,
             n_samples=posterior_samples, rng=post_rng),
-        auroc=auroc(ss0, ss1, presorted=True),
+        auroc=area,
         tradeoff_fpr=tuple(tr_fpr),
         tradeoff_fnr=tuple(tr_fnr),
         threshold_strategy=f"{strategy.describe()}; threshold(s) {selection}",

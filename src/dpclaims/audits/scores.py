@@ -399,12 +399,17 @@ def choose_score(train0: np.ndarray, train1: np.ndarray,
     """
     x = np.vstack([train0, train1])
     n, k = x.shape
-    distinct_rows = len(np.unique(_row_keys(x)))
+    # distinct values are counted by np.unique_values (hashing where numpy has it; the
+    # counts only, no sorted copy). One coordinate: rows are equal iff their finite
+    # values are (-0.0 == 0.0, as in _row_keys), so the column is counted once.
+    distinct_rows = len(np.unique_values(x[:, 0] if k == 1 else _row_keys(x)))
     if distinct_rows <= DISCRETE_MAX_LEVELS and n / distinct_rows >= DISCRETE_MIN_MEAN_COUNT:
         return LikelihoodRatioScore(), (
             f"auto: {distinct_rows} distinct outputs in {n} training outputs (finite output "
             "space) -> likelihood ratio")
-    per_coord = np.array([len(np.unique(x[:, j])) for j in range(k)])
+    columns = np.ascontiguousarray(x.T)
+    per_coord = np.array([distinct_rows] if k == 1 else
+                         [len(np.unique_values(columns[j])) for j in range(k)])
     if np.all(per_coord >= CONTINUOUS_MIN_DISTINCT_FRACTION * n):
         return FisherScore(), (
             f"auto: every one of the {k} output coordinates is continuous (at least "
