@@ -63,3 +63,15 @@ def _no_user_data_cache(tmp_path_factory):
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A ``dask.distributed.Client`` of a ``LocalCluster`` of two single-threaded worker
+    processes, started for the test module (skips when ``distributed`` is not
+    installed). The workers inherit this process's environment (the caches above)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        yield client

@@ -128,6 +128,26 @@ def test_same_seed_same_json_whatever_the_workers(smoke_run, tmp_path):
     assert (tmp_path / "results.json").read_text() == (out / "results.json").read_text()
 
 
+def test_same_seed_same_json_on_a_dask_cluster(smoke_run, dask_client, tmp_path):
+    """``--scheduler``: the checks DP-SEP starts beside the others and its Thm. 4.1 grid
+    run on a two-worker LocalCluster (tests/conftest.py), their figures written into the
+    shared output folder; results.json is byte-identical to the local run's (the
+    fixture). tests/test_cluster.py tests the parts."""
+    out, _ = smoke_run
+    address = dask_client.scheduler.address
+    remote = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
+                                       "--scheduler", address, "--out", str(tmp_path / "o")])
+    assert remote.exit_code == 1, remote.output
+    tmp_path = tmp_path / "o"
+    assert (tmp_path / "results.json").read_bytes() == (out / "results.json").read_bytes()
+    info = json.loads((tmp_path / "run_info.json").read_text())
+    assert info["scheduler"] == {"address": address, "workers": 2, "threads": 2}
+    assert "scheduler" not in json.loads((out / "run_info.json").read_text())
+    assert info["seconds per check"]["reference runs"] is not None  # timed on a worker
+    assert sorted(p.name for p in tmp_path.rglob("*.png")) == sorted(
+        p.name for p in out.rglob("*.png"))
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [

@@ -127,10 +127,15 @@ def _paper_help() -> str:
 @click.option("--workers", type=int, default=None,
               help="Processes for independent checks (default: 2, or 1 on a one-core "
                    "machine). results.json is the same whatever the number.")
+@click.option("--scheduler", metavar="ADDRESS", envvar="DPCLAIMS_SCHEDULER", default=None,
+              help="Run the independent checks and their trial blocks on the Dask cluster "
+                   "of this scheduler (tcp://HOST:8786; default $DPCLAIMS_SCHEDULER, else "
+                   "local). results.json is the same as a local run's; --out must be on a "
+                   "file system the workers share. Needs pip install 'dpclaims[dask]'.")
 @click.option("--overwrite", is_flag=True,
               help="Replace the files of an earlier run in --out (otherwise a folder that "
                    "holds files is refused before any work).")
-def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
+def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite):
     """Check a paper's claims and write a report with a verdict for each. Exit codes: see
     dpclaims --help (0 nothing refuted, 1 refuted, 3 not checkable)."""
     from dpclaims.claims import exit_code
@@ -158,21 +163,28 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, overwrite):
     label = paper if ":" not in paper else ",".join(p.id for p in papers)
     staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
     t0 = time.perf_counter()
-    with staged as staging:
+    with staged as staging, contextlib.ExitStack() as cluster:
         from dpclaims.reports.render import write_report
 
+        client = cluster_info = None
+        if scheduler is not None:  # no scheduler, or an unfit worker: one line, exit 2
+            from dpclaims.claims.cluster import check_workers, connect
+
+            client = cluster.enter_context(connect(scheduler))
+            cluster_info = check_workers(client, staging)
         with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
             def tick(name):
                 show(f"[{label}/{budget}] {name}", name)
 
             verdicts, sections, meta, timings = run_papers(papers, budget, seed, staging,
-                                                           data_dir, tick, workers)
+                                                           data_dir, tick, workers, client)
             show("writing report")
         run_info = {
             "command": " ".join(["dpclaims"] + sys.argv[1:]),
             "dpclaims": __version__,
             "python": platform.python_version(),
             "workers": workers,
+            **({"scheduler": cluster_info} if cluster_info else {}),
             "data": data_source,
             "seconds per check": timings,
             "total seconds": round(time.perf_counter() - t0, 1),

@@ -30,7 +30,7 @@ import traceback
 from dataclasses import dataclass, field
 from enum import Enum
 
-from dpclaims.analysis.validation import InputError  # noqa: F401  (re-exported)
+from dpclaims.analysis.validation import InputError  # also re-exported
 
 
 class VerdictWord(str, Enum):
@@ -262,12 +262,26 @@ class CheckTimer:
     again in the parent). A check's value depends only on its own seed, so results are
     the same whatever ``workers`` is; the caller assembles them in a fixed order.
     ``fn`` may be a closure (fork needs no pickling of it); its value is pickled back.
+
+    With a ``client`` (a ``dask.distributed.Client``, ``dpclaims audit --scheduler``)
+    ``timer.start`` submits ``fn()`` to the Dask cluster instead (``workers`` is then not
+    used) and ``result()`` gathers it; the timing is the worker's. ``fn`` is pickled with
+    cloudpickle at once: a check that cannot be pickled raises :class:`InputError`
+    naming it (it is not run locally instead: where a check runs is never changed
+    silently). A check running on a Dask worker must not start processes of its own
+    (the workers are daemonic): give it ``workers=1`` and no client.
+
+    Raises
+    ------
+    InputError
+        From ``start`` with a client: ``fn`` cannot be pickled.
     """
 
-    def __init__(self, progress=None, workers: int = 1):
+    def __init__(self, progress=None, workers: int = 1, client=None):
         self.progress = progress or (lambda name: None)
         self.timings: dict[str, float] = {}
         self.workers = int(workers)
+        self.client = client
         self._handles: list[_Handle] = []
 
     def __call__(self, name: str, fn):
@@ -280,6 +294,8 @@ class CheckTimer:
     def start(self, name: str, fn) -> _Handle:
         import multiprocessing
 
+        if self.client is not None:
+            return self._submit(name, fn)
         if self.workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
             try:  # at once; an error is raised by result(), as from a second process
                 return _Handle(value=self(name, fn))
@@ -304,6 +320,27 @@ class CheckTimer:
         self._handles.append(handle)
         return handle
 
+    def _submit(self, name: str, fn) -> _Handle:
+        """``fn()`` as a task on the Dask cluster of ``self.client``."""
+        import uuid
+
+        import cloudpickle
+
+        try:  # here, so that a closure that does not pickle is named at once
+            payload = cloudpickle.dumps(fn)
+        except Exception as exc:  # noqa: BLE001  (any pickling failure)
+            raise InputError(
+                f"the check {name!r} cannot be sent to the Dask cluster: its function does "
+                f"not pickle ({type(exc).__name__}: {exc}); run the audit without "
+                "--scheduler") from exc
+        self.progress(name)
+        self.timings[name] = None  # keeps the order of the checks; filled by result()
+        future = self.client.submit(_run_on_worker, payload, name, pure=False,
+                                    key=f"dpclaims-check-{name}-{uuid.uuid4().hex}")
+        handle = _Handle(future=future, timer=self, name=name)
+        self._handles.append(handle)
+        return handle
+
     def close(self) -> None:
         """Stop the checks started in other processes whose results were never collected
         (the caller failed first): without this a child blocked writing a large result
@@ -316,6 +353,20 @@ class CheckTimer:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _run_on_worker(payload: bytes, name: str):
+    """The task of a check sent to a Dask worker by :meth:`CheckTimer.start`: unpickle
+    the check, run it; return ``(value, seconds)``. A check that does not unpickle there
+    (its module is not installed on the worker) raises :class:`InputError` naming it."""
+    t0 = time.perf_counter()
+    try:
+        fn = pickle.loads(payload)
+    except Exception as exc:  # noqa: BLE001  (named for the user)
+        raise InputError(
+            f"the check {name!r} does not load on the Dask worker ({type(exc).__name__}: "
+            f"{exc}): every worker needs dpclaims and the paper's package installed") from exc
+    return fn(), round(time.perf_counter() - t0, 1)
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -331,14 +382,23 @@ class _Handle:
     """The value of a check started by :meth:`CheckTimer.start`."""
 
     def __init__(self, value=None, error=None, process=None, receive=None, timer=None,
-                 name=None):
+                 name=None, future=None):
         self._value, self._error = value, error
         self._process, self._receive = process, receive
         self._timer, self._name = timer, name
+        self._future = future
 
     def result(self):
-        """The check's value; its exception (from either process) is raised again, and on
-        every later call too."""
+        """The check's value; its exception (from either process, or from the Dask worker)
+        is raised again, and on every later call too."""
+        if self._future is not None:
+            future, self._future = self._future, None
+            try:
+                self._value, self._timer.timings[self._name] = future.result()
+            except Exception as exc:  # noqa: BLE001  (re-raised below, named)
+                if hasattr(exc, "add_note"):
+                    exc.add_note(f"in the check {self._name!r}, run on the Dask cluster")
+                self._error = exc
         if self._process is not None:
             try:
                 status, value, extra = self._receive.recv()
@@ -361,7 +421,12 @@ class _Handle:
         return self._value
 
     def cancel(self) -> None:
-        """Terminate the check's process if its result was not collected."""
+        """Terminate the check's process (or cancel its Dask task) if its result was not
+        collected."""
+        if self._future is not None:
+            self._future.cancel()
+            self._future = None
+            self._error = RuntimeError(f"the check {self._name!r} was cancelled")
         if self._process is not None:
             self._process.terminate()
             self._process.join()

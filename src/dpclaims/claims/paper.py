@@ -89,6 +89,12 @@ class RunContext:
         ``progress(step_name)`` before each check (the CLI's progress line).
     workers : int
         Processes the paper may use for independent checks.
+    client : dask.distributed.Client or None
+        The Dask cluster of ``dpclaims audit --scheduler`` (None: run locally). A paper
+        passes it to :class:`~dpclaims.claims.core.CheckTimer` (its started checks run
+        on the cluster) and to :func:`~dpclaims.audits.core.audit` (its trial blocks
+        do); checks must give the same values either way. Never pass it into a check
+        that itself runs on the cluster.
     companions : frozenset of str
         The ids of the other papers in the same run (``--paper all``): a paper whose
         claims another paper of the run also checks may leave them to it.
@@ -100,6 +106,7 @@ class RunContext:
     data_dir: Path | None = None
     progress: Callable[[str], None] = field(default=lambda name: None)
     workers: int = 1
+    client: object = None
     companions: frozenset = frozenset()
 
 

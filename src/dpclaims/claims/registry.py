@@ -138,13 +138,16 @@ def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
 
 def run_papers(papers: Sequence[Paper], budget_name: str, seed: int, out_dir: Path,
                data_dir: Path | None = None, progress: Callable[[str], None] | None = None,
-               workers: int = 1) -> PaperResult:
+               workers: int = 1, client=None) -> PaperResult:
     """Run ``papers`` at ``budget_name`` and merge their results.
 
     One paper: its result as it is. Several: verdicts in the order of ``papers``, each
     section's title prefixed with its paper's id, ``meta`` and ``timings`` keyed by id;
-    a paper with ``runs_beside_others`` runs in a second process (``workers`` > 1)
-    while the others run in turn. The result is the same whatever ``workers`` is.
+    a paper with ``runs_beside_others`` runs in a second process (``workers`` > 1), or
+    as a task on the Dask cluster of ``client`` (a ``dask.distributed.Client``; there
+    with one worker and no client), while the others run in turn. Every paper's
+    :class:`RunContext` carries ``client``. The result is the same whatever ``workers``
+    and ``client`` are.
 
     Raises
     ------
@@ -154,18 +157,21 @@ def run_papers(papers: Sequence[Paper], budget_name: str, seed: int, out_dir: Pa
     progress = progress or (lambda name: None)
     ids = frozenset(p.id for p in papers)
 
-    def context(p, tick, w):
+    def context(p, tick, w, c):
         return RunContext(budget=p.budget(budget_name), seed=seed, out_dir=Path(out_dir),
-                          data_dir=data_dir, progress=tick, workers=w,
+                          data_dir=data_dir, progress=tick, workers=w, client=c,
                           companions=ids - {p.id})
 
     if len(papers) == 1:
-        return run_paper(papers[0], context(papers[0], progress, workers))
-    contexts = {p.id: context(p, progress, workers) for p in papers}  # budgets checked first
+        return run_paper(papers[0], context(papers[0], progress, workers, client))
+    # budgets checked first
+    contexts = {p.id: context(p, progress, workers, client) for p in papers}
     results = {}
-    with CheckTimer(progress, workers) as timer:  # no process is left behind on an error
+    # no process (or Dask task) is left behind on an error
+    with CheckTimer(progress, workers, client) as timer:
         background = {p.id: timer.start(p.id, lambda p=p: run_paper(
-            p, context(p, lambda name: None, 1))) for p in papers if p.runs_beside_others}
+            p, context(p, lambda name: None, 1, None)))
+            for p in papers if p.runs_beside_others}
         for p in papers:
             if p.id not in background:
                 results[p.id] = run_paper(p, contexts[p.id])

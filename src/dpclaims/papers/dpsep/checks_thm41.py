@@ -628,7 +628,8 @@ def _plot_broadness(bound_fixed, summary, path):
 
 # --------------------------------------------------------------------------- driver
 def check_thm41_study(budget: Budget, seed: int, out_dir,
-                      workers: int | None = None) -> tuple[list[Verdict], list[dict]]:
+                      workers: int | None = None, client=None,
+                      ) -> tuple[list[Verdict], list[dict]]:
     """Run the Thm. 4.1 study; return (verdicts, report sections) and write figures.
 
     Parameters
@@ -644,6 +645,9 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
     workers : int, optional
         Processes for the grid and the σ calibrations (default min(2, cpu count)). The
         result does not depend on it.
+    client : dask.distributed.Client, optional
+        Run the grid's configurations and the σ calibrations as tasks on this Dask
+        cluster instead (``workers`` is then not used); the same result.
 
     Returns
     -------
@@ -665,15 +669,20 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
     n_values = N_VALUES.get(budget.name, N_VALUES_DEFAULT)
     jobs = [(c, seed, budget.kl_draws, alpha_cfg) for c in configs]
     todo = [big_n for big_n in sorted(set(n_values) | {N_BROAD}) if big_n not in _SIGMA_CACHE]
-    pool = _pool(workers)
+    # largest configurations first so that the workers finish together
+    order = sorted(range(len(jobs)), key=lambda i: -configs[i]["d"])
+    pool = None if client is not None else _pool(workers)
     try:
-        if pool is None:
+        if client is not None:
+            sig_futures = [client.submit(_sigma_job, big_n, pure=False) for big_n in todo]
+            futures = {i: client.submit(_grid_one, jobs[i], pure=False) for i in order}
+            _SIGMA_CACHE.update(client.gather(sig_futures))
+            studies = client.gather([futures[i] for i in range(len(jobs))])
+        elif pool is None:
             _SIGMA_CACHE.update(_sigma_job(big_n) for big_n in todo)
             studies = [_grid_one(j) for j in jobs]
         else:
             sig_futures = [pool.submit(_sigma_job, big_n) for big_n in todo]
-            # largest configurations first so that the two workers finish together
-            order = sorted(range(len(jobs)), key=lambda i: -configs[i]["d"])
             futures = {i: pool.submit(_grid_one, jobs[i]) for i in order}
             _SIGMA_CACHE.update(f.result() for f in sig_futures)
             studies = [futures[i].result() for i in range(len(jobs))]

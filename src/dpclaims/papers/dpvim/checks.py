@@ -840,11 +840,12 @@ def load_dpvim_adult(data_dir):
 
 
 def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
-                    out_dir=None, include_catalogue: bool = True):
+                    out_dir=None, include_catalogue: bool = True, client=None):
     """Every DPVIm check; returns (verdicts, sections, meta, timings) like the other papers.
 
-    ``budget``: a :class:`~dpclaims.papers.dpvim.catalogue.DpvimBudget`. Raises
-    InputError for a data folder without Adult.
+    ``budget``: a :class:`~dpclaims.papers.dpvim.catalogue.DpvimBudget`; ``client``: a
+    Dask client (``--scheduler``) on whose cluster the empirical audit's trial blocks
+    run (the same verdicts). Raises InputError for a data folder without Adult.
     """
 
     from dpclaims.claims import InputError
@@ -885,7 +886,8 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         verdicts += ran_on(v, note)
         figs += f
     verdicts += ran_on(timed("empirical audit", lambda: check_empirical_audit(
-        b["audit_trials"], seed)), "none: worst-case neighbouring datasets chosen by the audit")
+        b["audit_trials"], seed, client=client)),
+        "none: worst-case neighbouring datasets chosen by the audit")
     if include_catalogue:
         entries = list(ENTRIES)[: b["catalogue"]]
         verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),

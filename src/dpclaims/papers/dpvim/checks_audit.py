@@ -104,7 +104,7 @@ def _evidence(mech, pair, res, n_trials, seed, extra) -> dict:
             "seed": seed, "audit": res.to_dict(), **extra}
 
 
-def check_empirical_audit(n_trials: int, seed: int) -> list[Verdict]:
+def check_empirical_audit(n_trials: int, seed: int, client=None) -> list[Verdict]:
     """``dpvim/empirical-audit`` under the two readings (module notes), one verdict each.
 
     Parameters
@@ -114,6 +114,9 @@ def check_empirical_audit(n_trials: int, seed: int) -> list[Verdict]:
         :data:`AUDIT_TRIALS` per budget (500,000 takes about 25 s on two cores).
     seed : int
         Seeds the audits (and the ordinary records of the full-batch pair).
+    client : dask.distributed.Client, optional
+        Run the audits' trial blocks on this Dask cluster instead of two local
+        processes (:func:`~dpclaims.audits.core.audit`); the same verdicts.
 
     Returns
     -------
@@ -129,7 +132,8 @@ def check_empirical_audit(n_trials: int, seed: int) -> list[Verdict]:
     # (a) full batch, add-remove: the claim is exact
     mech = DPVIGradientCanary(**SETTINGS["full-batch"])
     pair = full_batch_pair(mech, seed)
-    res = audit(mech, pair, n_trials, ALPHA, score=mech.score, seed=seed, workers=workers)
+    res = audit(mech, pair, n_trials, ALPHA, score=mech.score, seed=seed, workers=workers,
+                client=client)
     mu = math.sqrt(mech.steps) / mech.noise_multiplier
     limit = optimal_cp_limit(norm.sf, lambda t: norm.cdf(t - mu), np.linspace(-6, mu + 6, 6001),
                              res.n_held_out, mech.delta, ALPHA)
@@ -151,7 +155,8 @@ def check_empirical_audit(n_trials: int, seed: int) -> list[Verdict]:
     # (b) the paper's accounting applied to WOR batches under replace-one
     mech = DPVIGradientCanary(**SETTINGS["wor-replace-one"])
     pair = wor_replace_one_pair(mech)
-    res = audit(mech, pair, n_trials, ALPHA, score=mech.score, seed=seed, workers=workers)
+    res = audit(mech, pair, n_trials, ALPHA, score=mech.score, seed=seed, workers=workers,
+                client=client)
     n, b, t, s, delta = (mech.dataset_size, mech.batch_size, mech.steps,
                          mech.noise_multiplier, mech.delta)
     poisson = Sampling("poisson", dataset_size=n, batch_size=b, steps=t)
