@@ -147,7 +147,7 @@ def error_counts(sorted0: np.ndarray, sorted1: np.ndarray, thresholds) -> tuple:
 
 def _sorted_pair(scores0, scores1, presorted: bool):
     s0, s1 = np.asarray(scores0, dtype=float), np.asarray(scores1, dtype=float)
-    return (s0, s1) if presorted else (np.sort(s0), np.sort(s1))
+    return (s0, s1) if presorted else _sort_pair(s0, s1, threads=False)
 
 
 def _in_threads(calls, threads: bool) -> list:
@@ -512,8 +512,8 @@ def _apply_score(outputs, scorer, name):
     return s
 
 
-def _submit_blocks(tasks, mechanism, datasets, seed, workers, client, pool,
-                   shared=None, block_size=None) -> Callable:
+def _submit_blocks(tasks, mechanism, datasets, seed, client, pool, shared=None,
+                   block_size=None) -> Callable:
     """Start block tasks [(which, n, key, scorer, shape)]; returns ``gather()``, which
     waits for them and returns their results in order. On a process pool or a Dask
     cluster the blocks run while the caller goes on (the audit chooses its thresholds
@@ -548,11 +548,6 @@ def _submit_blocks(tasks, mechanism, datasets, seed, workers, client, pool,
         return gather
     return lambda: [_block(mechanism, datasets, which, n, seed, key, scorer, shape)
                     for which, n, key, scorer, shape in tasks]
-
-
-def _run_blocks(tasks, mechanism, datasets, seed, workers, client, pool):
-    """Run block tasks [(which, n, key, scorer, shape)]; their results in order."""
-    return _submit_blocks(tasks, mechanism, datasets, seed, workers, client, pool)()
 
 
 def _block_tasks(which, phase, total, block_size, scorer, shape):
@@ -799,7 +794,7 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     threads = workers > 1 and client is None  # the statistics in two threads
     try:
         def submit(tasks, share=False):
-            return _submit_blocks(tasks, *remote, seed, workers, client, pool,
+            return _submit_blocks(tasks, *remote, seed, client, pool,
                                   shared if share else None, block_size)
 
         scorer, train_s, score_reason = None, None, ""

@@ -672,18 +672,14 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
     # largest configurations first so that the workers finish together
     order = sorted(range(len(jobs)), key=lambda i: -configs[i]["d"])
     pool = None if client is not None else _pool(workers)
+    executor = client if client is not None else pool  # both: submit(fn, x).result()
     try:
-        if client is not None:
-            sig_futures = [client.submit(_sigma_job, big_n, pure=False) for big_n in todo]
-            futures = {i: client.submit(_grid_one, jobs[i], pure=False) for i in order}
-            _SIGMA_CACHE.update(client.gather(sig_futures))
-            studies = client.gather([futures[i] for i in range(len(jobs))])
-        elif pool is None:
+        if executor is None:
             _SIGMA_CACHE.update(_sigma_job(big_n) for big_n in todo)
             studies = [_grid_one(j) for j in jobs]
         else:
-            sig_futures = [pool.submit(_sigma_job, big_n) for big_n in todo]
-            futures = {i: pool.submit(_grid_one, jobs[i]) for i in order}
+            sig_futures = [executor.submit(_sigma_job, big_n) for big_n in todo]
+            futures = {i: executor.submit(_grid_one, jobs[i]) for i in order}
             _SIGMA_CACHE.update(f.result() for f in sig_futures)
             studies = [futures[i].result() for i in range(len(jobs))]
     finally:
