@@ -11,6 +11,9 @@ What is timed (each a fresh process, as a user runs it):
   under 1 min on 2 cores);
 * ``dpclaims audit --paper dpsep --budget quick``, what ``make audit`` runs (target:
   within 3 min on 2 cores), unless ``--skip-audit``;
+* ``dpclaims account``: a full-batch event answered exactly (target: under 1 s), the
+  same with ``--all-accountants``, and a cached answer (cold: computed; warm: read
+  from a cache folder of this run's own; target: under 1 s);
 * ``dpclaims check`` on claims files with an error (a string where a number belongs, a
   batch above the dataset size): bad input must answer, exit 2, within 1 s.
 
@@ -128,6 +131,8 @@ def main(argv=None) -> int:
     (out / "batch.toml").write_text(head + 'noise_multiplier = 1.1\ndataset_size = 600\n'
                                     'batch_size = 6000\n')
     over = ["--overwrite"]
+    full_batch = ["--sigma", "1", "--sampling", "none", "--steps", "100", "--delta", "1e-5"]
+    os.environ["DPCLAIMS_ACCOUNT_CACHE"] = str(out / "account-cache")  # never the user's
     jobs = [
         ("import dpclaims", [py, "-c", "import dpclaims"], 0.5, 1),
         ("import dpclaims.cli", [py, "-c", "import dpclaims.cli"], 0.5, args.repeats),
@@ -141,6 +146,14 @@ def main(argv=None) -> int:
         ("audit --paper all --budget smoke",
          [DPCLAIMS, "audit", "--paper", "all", "--budget", "smoke", "--seed", "0",
           "--out", str(out / "smoke"), *over], 60.0, 1),
+        ("account, 100 full-batch steps (exact, --no-cache)",
+         [DPCLAIMS, "account", *full_batch, "--no-cache"], 1.0, args.repeats),
+        ("account, the same with --all-accountants (--no-cache)",
+         [DPCLAIMS, "account", *full_batch, "--no-cache", "--all-accountants"], None, 1),
+        ("account, textbook DP-SGD (warm: the cached answer)",
+         [DPCLAIMS, "account", "--sigma", "1.1", "--sampling", "poisson", "--dataset-size",
+          "60000", "--batch-size", "256", "--epochs", "60", "--delta", "1e-5"], 1.0,
+         args.repeats),
         ("check: a string where a number belongs (exit 2)",
          [DPCLAIMS, "check", str(out / "string.toml"), "--out", str(out / "c1")], 1.0,
          args.repeats, BAD_INPUT),

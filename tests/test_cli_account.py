@@ -145,3 +145,59 @@ def test_the_table_is_plain_lines_in_a_log():
     assert result.exit_code == 0, result.output
     assert not set(result.output) & set("┃│━─┏┓┗┛┡┩╇")
     assert "dp_accounting-pld: epsilon " in result.output
+
+
+@pytest.mark.parametrize("plan", [["--sampling", "none", "--steps", "7"],
+                                  ["--sampling", "fixed-order", "--epochs", "4"],
+                                  ["--sampling", "fixed-order", "--dataset-size", "100",
+                                   "--batch-size", "10", "--steps", "35"]])
+def test_a_composition_of_gaussians_is_answered_exactly_without_an_accountant(plan):
+    """Issue 23: full-batch and fixed-order events have a closed form; it is printed alone
+    and equals the analytic-gaussian row of every accountant side by side (dp_accounting's
+    get_epsilon_gaussian), with the same certified bracket up to 2e-12."""
+    args = ["account", "--sigma", "1.7", *plan, "--delta", "1e-6", "--relation",
+            "replace-one", "--no-cache", "--json"]
+    fast = json.loads(run(*args).stdout)
+    full = json.loads(run(*args, "--all-accountants").stdout)
+    assert [r["accountant"] for r in fast["rows"]] == ["analytic-gaussian"]
+    assert [r["accountant"] for r in full["rows"]] == list(ACCOUNTANTS)
+    exact = {r["accountant"]: r for r in full["rows"]}["analytic-gaussian"]
+    (row,) = fast["rows"]
+    assert row["bound"] == exact["bound"] == "exact" and row["kind"] == exact["kind"]
+    assert row["epsilon"] == pytest.approx(exact["epsilon"], rel=1e-11)
+    for end in ("lower", "upper"):
+        assert fast["certified_bracket"][end]["epsilon"] == pytest.approx(
+            full["certified_bracket"][end]["epsilon"], abs=2e-12)
+    assert fast["note"] == full["note"] and fast["steps"] == full["steps"]
+    assert {k for k in fast if not k.startswith("_")} == {k for k in full
+                                                          if not k.startswith("_")}
+
+
+def test_an_exact_answer_imports_no_accountant_in_a_fresh_process(tmp_path):
+    """Uncached (--no-cache), `account` for a full-batch event imports neither
+    dp_accounting, autodp nor scipy (each import costs seconds); --all-accountants does."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DPCLAIMS_ACCOUNT_CACHE": str(tmp_path)}
+    args = ["account", "--sampling", "none", "--steps", "3", "--delta", "1e-5", "--sigma",
+            "2.0", "--json", "--no-cache"]
+
+    def imported(*extra):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dpclaims.cli",
+                               *args, *extra], capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return {line.split("|")[-1].strip().split(".")[0] for line in
+                proc.stderr.splitlines() if line.startswith("import time:")}
+
+    heavy = {"dp_accounting", "scipy", "autodp"}
+    assert not imported() & heavy
+    assert imported("--all-accountants") >= heavy
+
+
+def test_bad_delta_on_the_exact_path_exits_2():
+    result = run("account", "--sigma", "1", "--sampling", "none", "--steps", "5",
+                 "--delta", "0")
+    assert result.exit_code == 2 and "delta" in result.output
