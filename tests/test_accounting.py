@@ -489,3 +489,19 @@ def test_the_memo_keeps_a_result_per_argument_and_nothing_when_unset(tmp_path, m
     monkeypatch.delenv(accounting.MEMO_ENV)
     with pytest.raises(AssertionError, match="computed"):
         account_event(event, DELTA, "add-remove", pld_max_refinements=0)
+
+
+def test_accountants_computes_only_the_rows_asked_for_with_the_same_values():
+    """``accountants=``: the rows asked for, in the usual order, equal to the full run's;
+    an unknown or empty selection names the bad value."""
+    s = Sampling("poisson", dataset_size=10_000, batch_size=100, steps=200)
+    full = account(1.2, s, 1e-5, "add-remove", pld_max_refinements=0)
+    for asked in [("autodp-rdp",), ("moments-accountant", "dp_accounting-rdp"),
+                  ("dp_accounting-pld",), ("dp_accounting-pld-optimistic", "analytic-gaussian")]:
+        part = account(1.2, s, 1e-5, "add-remove", pld_max_refinements=0, accountants=asked)
+        assert [r.name for r in part.rows] == [n for n in ACCOUNTANTS if n in asked]
+        for r in part.rows:
+            assert r == full.row(r.name)
+    for bad in [("rdp",), ()]:
+        with pytest.raises(ValueError, match="accountants"):
+            account(1.2, s, 1e-5, "add-remove", accountants=bad)
