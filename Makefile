@@ -34,9 +34,10 @@ audit: $(STAMP)
 	esac
 
 ## Install and run the project's test suite (one worker per core; a test file's tests
-## share a worker, so its session fixtures run once).
+## share a worker, so its session fixtures run once; the files in the order
+## tests/conftest.py gives them, the longest first).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 ## Build the API reference from the docstrings (Sphinx, docs/) into docs/_build/html;
 ## every warning is an error (-W), all of them reported (--keep-going), fresh each time (-E).

@@ -14,6 +14,27 @@ import pytest
 
 VALIDATED: list[str] = []
 
+# Seconds each long test file took (`make test`, 2026-11-26, 2 cores, both workers
+# busy; the files not listed take under 15 s). `make test` hands whole files to its two workers
+# (--dist loadfile) in collection order (--no-loadscope-reorder), and the order below
+# puts the longest first, so that no long file starts last and runs alone: the
+# longest-processing-time-first rule. xdist's own default orders files by their number
+# of tests, which started test_cli.py (6 tests, 3 minutes) near the end.
+LONG_FILES = {
+    "test_cli.py": 195, "test_accounting_properties.py": 121, "test_cli_all.py": 115,
+    "test_accounting_known_values.py": 49, "test_vips_report.py": 35,
+    "test_privacy_numbers.py": 33, "test_accounting.py": 33, "test_literature_zoo.py": 29,
+    "test_whole_run.py": 29, "test_dpvim_report.py": 25, "test_audit_core.py": 23,
+    "test_exit_codes.py": 18, "test_user_claims.py": 18, "test_sep.py": 17,
+    "test_property_checker.py": 17, "test_cluster.py": 15, "test_vips_lda_accuracy.py": 15,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The long files first, longest first (:data:`LONG_FILES`); the rest after them in
+    their usual order (a stable sort: tests keep their order within a file)."""
+    items.sort(key=lambda item: -LONG_FILES.get(item.path.name, 0))
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _validate_every_report():

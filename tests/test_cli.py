@@ -117,6 +117,47 @@ def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
         "not-checkable"}
 
 
+def test_thm41_study_verdicts_known_by_construction(smoke_run):
+    """The Thm. 4.1 study of the smoke audit (it was a smoke study of its own in
+    tests/test_kl_tail_study.py, 20 s): its three claims, its figures, and the verdicts
+    known by construction."""
+    out, _ = smoke_run
+    study = [v for v in reading_records(load_results(out)) if v["claim_id"] in {
+        "dpsep/thm41-kl-tail-bound", "dpsep/thm41-kl-scales-1-over-n",
+        "dpsep/thm41-broad-posterior"}]
+    assert {v["claim_id"] for v in study} == {"dpsep/thm41-kl-tail-bound",
+                                              "dpsep/thm41-kl-scales-1-over-n",
+                                              "dpsep/thm41-broad-posterior"}
+    for name in ("thm41_study_tails.png", "thm41_study_rates.png", "thm41_scaling_N.png",
+                 "thm41_broadness.png"):
+        assert (out / name).stat().st_size > 1000
+    assert all(v["verdict"] != "refuted" or v["certificate"] for v in study)
+    # Under Prop. 1's Δ = 2γC/N the KL falls like σ²/N³ (delta method), far from 1/N;
+    # under the theorem's own model the unconditional tail is bounded below by
+    # P(Σp not PD) > 0 on concentrated configurations.
+    scaling = {v["reading"]: v for v in study if v["claim_id"].endswith("1-over-n")}
+    printed = next(v for r, v in scaling.items() if "'as-printed'" in r)
+    assert printed["verdict"] == "refuted"
+    grid = next(v for v in study if v["reading"].startswith("grid")
+                and "tail=unconditional, v(Z)=as-printed" in v["reading"])
+    assert grid["verdict"] == "refuted"
+    # the conditional tail is never certified below the bound at every a up to 1e8 by
+    # 4000 draws (a CP upper bound is about 1e-3 where the bound is about 1e-8): no
+    # configuration holds, none is refuted
+    cond = next(v for v in study if v["reading"].startswith("grid")
+                and "tail=conditional, v(Z)=as-printed" in v["reading"])
+    assert cond["verdict"] == "inconclusive"
+    assert "0 of 78 part(s) hold, none is refuted" in cond["sentence"]
+    # the bound itself falls as Σq broadens: an exact evaluation certifies it
+    bound = next(v for v in study if v["claim_id"].endswith("broad-posterior")
+                 and v["reading"].startswith("the bound") and "as-printed" in v["reading"])
+    assert bound["verdict"] == "holds"
+    assert bound["evidence"]["basis"]["upper"]["confidence"] is None
+    study_sections = [s for s in load_results(out)["sections"]
+                      if s["title"].startswith("Thm. 4.1 ")]
+    assert len(study_sections) == 3 and all("table" in s for s in study_sections)
+
+
 def test_same_seed_same_json_whatever_the_workers(smoke_run, tmp_path):
     """The same seed gives a byte-identical results.json, with the checks in two processes
     (the fixture) or all in one (here)."""

@@ -46,5 +46,16 @@ def test_all_papers_in_one_report(tmp_path):
     figures = {f for v in reading_records(data) for f in v["figures"]}
     figures |= {f for s in data["sections"] for f in s.get("figures", [])}
     assert len(figures) >= 15 and [f for f in figures if caption(f) is None] == []
+    # figure names are relative to the report folder (results.json does not depend on
+    # it) and name files there; for DPVIm this was a smoke run of its own, 26 s
+    assert all(not Path(f).is_absolute() and (tmp_path / f).is_file() for f in figures)
+    assert any("dpvim" in f for f in figures), sorted(figures)
+    dpvim_ids = {cid for cid, _ in ids if cid.startswith("dpvim/")}
+    assert dpvim_ids >= {"dpvim/aligned-identity", "dpvim/corollary31-no-extra-cost",
+                         "dpvim/thm31-variance-reduction", "dpvim/eq12", "dpvim/fisher-blocks",
+                         "dpvim/ou-noise-scaling", "dpvim/iterate-averaging-gain",
+                         "dpvim/noise-aware-coverage", "dpvim/adult-aligned-natural-best",
+                         "dpvim/trace-std-matches-spread", "dpvim/empirical-audit"}
+    assert any(cid.startswith("dpvim/eps-") for cid in dpvim_ids)
     html = (tmp_path / "report.html").read_text()
     assert all(caption(f).split(":")[0] in html for f in figures)

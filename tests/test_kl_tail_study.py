@@ -195,39 +195,3 @@ def test_tail_excess_part():
     assert judge(part.claimed, part.lower, part.upper).verdict == "inconclusive"
     with pytest.raises(ValueError, match="certify nothing"):
         tail_excess_part("c", ci, [1.0, 0.1, 0.01], a, 0.5)
-
-
-# ------------------------------------------------------------------ smoke run
-def test_smoke_study_returns_verdicts_for_all_three_claims(tmp_path):
-    from dpclaims.papers.dpsep.catalogue import BUDGETS
-    from dpclaims.papers.dpsep.checks_thm41 import check_thm41_study
-
-    verdicts, sections = check_thm41_study(BUDGETS["smoke"], 0, tmp_path)
-    ids = {v.claim.id for v in verdicts}
-    assert ids == {"dpsep/thm41-kl-tail-bound", "dpsep/thm41-kl-scales-1-over-n",
-                   "dpsep/thm41-broad-posterior"}
-    for name in ("thm41_study_tails.png", "thm41_study_rates.png", "thm41_scaling_N.png",
-                 "thm41_broadness.png"):
-        assert (tmp_path / name).stat().st_size > 1000
-    assert all(v.verdict != "refuted" or v.certificate for v in verdicts)
-    # Known by construction: under Prop. 1's Δ = 2γC/N the KL falls like σ²/N³ (delta
-    # method), far from 1/N; under the theorem's own model the unconditional tail is
-    # bounded below by P(Σp not PD) > 0 on concentrated configurations.
-    scaling = {v.reading: v for v in verdicts if v.claim.id.endswith("1-over-n")}
-    printed = next(v for r, v in scaling.items() if "'as-printed'" in r)
-    assert printed.verdict == "refuted"
-    grid = next(v for v in verdicts if v.reading.startswith("grid")
-                and "tail=unconditional, v(Z)=as-printed" in v.reading)
-    assert grid.verdict == "refuted"
-    # the conditional tail is never certified below the bound at every a up to 1e8 by
-    # 4000 draws (a CP upper bound is about 1e-3 where the bound is about 1e-8): no
-    # configuration holds, none is refuted
-    cond = next(v for v in verdicts if v.reading.startswith("grid")
-                and "tail=conditional, v(Z)=as-printed" in v.reading)
-    assert cond.verdict == "inconclusive"
-    assert "0 of 78 part(s) hold, none is refuted" in cond.sentence
-    # the bound itself falls as Σq broadens: an exact evaluation certifies it
-    bound = next(v for v in verdicts if v.claim.id.endswith("broad-posterior")
-                 and v.reading.startswith("the bound") and "as-printed" in v.reading)
-    assert bound.verdict == "holds" and bound.evidence["basis"]["upper"]["confidence"] is None
-    assert {s["title"] for s in sections} and all("table" in s for s in sections)

@@ -130,11 +130,12 @@ def test_logic_reproduced_understated_and_conservative():
 def test_a_claim_just_below_the_truth_never_holds():
     # issue 21: a relative tolerance let a claim 3 % below the tight epsilon hold
     true = pld(BASE)
+    found = {}
     for factor in (0.90, 0.97, 0.99):
         [v] = check_reported(replace(BASE, reported_epsilon=round(true * factor, 3)))
         assert v.verdict in ("refuted", "inconclusive"), (factor, v.sentence)
-    [v] = check_reported(replace(BASE, reported_epsilon=round(true * 0.97, 3)))
-    assert v.verdict == "refuted"  # the optimistic PLD is refined until it decides
+        found[factor] = v.verdict
+    assert found[0.97] == "refuted"  # the optimistic PLD is refined until it decides
 
 
 def test_logic_another_sigma_reading_cannot_hide_the_papers_own():
