@@ -502,6 +502,6 @@ def test_accountants_computes_only_the_rows_asked_for_with_the_same_values():
         assert [r.name for r in part.rows] == [n for n in ACCOUNTANTS if n in asked]
         for r in part.rows:
             assert r == full.row(r.name)
-    for bad in [("rdp",), ()]:
+    for bad in [("rdp",), (), ("pure-dp-composition",)]:
         with pytest.raises(ValueError, match="accountants"):
             account(1.2, s, 1e-5, "add-remove", accountants=bad)

@@ -32,7 +32,8 @@ def test_epsilon_equals_dp_accounting_and_its_bracket_holds_it(log_sigma, log_de
 
 
 def test_the_bracket_is_on_both_sides_of_the_root():
-    """The lower end violates delta and the upper end meets it (before the widening)."""
+    """The lower end violates delta and the upper end meets it (the widening moves them
+    further out, so the widened ends do too)."""
     for sigma, delta in [(0.3, 1e-5), (1.0, 1e-5), (7.0, 1e-10), (50.0, 1e-3)]:
         _, (lo, hi) = gaussian_epsilon_bracket_exact(sigma, delta)
         assert gaussian_log_delta(sigma, lo) > math.log(delta)
@@ -55,7 +56,7 @@ def test_already_zero_epsilon_and_composition():
 @pytest.mark.parametrize(("sigma", "delta", "name"), [
     (0.0, 1e-5, "noise_multiplier"), (-1.0, 1e-5, "noise_multiplier"),
     (float("nan"), 1e-5, "noise_multiplier"), (1.0, 0.0, "delta"), (1.0, 1.0, "delta"),
-    (1.0, float("nan"), "delta"),
+    (1.0, float("nan"), "delta"), (1e-9, 1e-5, "noise_multiplier"),
 ])
 def test_bad_input_names_the_value(sigma, delta, name):
     with pytest.raises(ValueError, match=name):

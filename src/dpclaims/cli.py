@@ -361,18 +361,21 @@ def _print_summary(title, verdicts, paths, sentences: bool = False):
               help="Print one JSON object with a list `rows` instead of a table.")
 @click.option("--no-cache", is_flag=True,
               help="Recompute even when the same question was answered before (the answer "
-                   "is cached per dpclaims, dp_accounting, autodp, scipy and numpy version).")
+                   "is cached per source of the code that computes it and per version of "
+                   "dp_accounting, autodp, scipy and numpy).")
 @click.option("--all-accountants", is_flag=True,
-              help="For full-batch (none) and fixed-order events, whose exact epsilon has a "
-                   "closed form printed alone by default: every accountant side by side.")
+              help="For full-batch (none) and fixed-order events with --sigma, whose exact "
+                   "epsilon has a closed form printed alone by default: every accountant "
+                   "side by side (--target-epsilon always runs every accountant).")
 def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_rate, steps,
             epochs, delta, relation, accountant, as_json, no_cache, all_accountants):
     """Epsilon of an iterative Gaussian mechanism by every accountant, side by side, and
     the certified bracket [lower, upper] they give on the true epsilon.
 
-    A full-batch (none) or fixed-order event is a composition of plain Gaussians, whose
-    exact epsilon has a closed form (Balle & Wang 2018): it is printed alone, in under
-    a second, unless --all-accountants asks for every accountant's bound on it."""
+    A full-batch (none) or fixed-order event given --sigma is a composition of plain
+    Gaussians, whose exact epsilon has a closed form (Balle & Wang 2018): it is printed
+    alone, in under a second, unless --all-accountants asks for every accountant's bound
+    on it."""
     import json
 
     question = {"sigma": sigma, "target_epsilon": target_epsilon, "sampling": sampling,
@@ -394,7 +397,7 @@ def _account_cache(question: dict, payload: dict | None = None) -> dict | None:
     """The cached answer to ``question`` (None when there is none), or store ``payload``.
 
     The cache is a folder of JSON files, one per question and fingerprint
-    (:func:`dpclaims.fingerprint` of this module's and the accountants' sources and of
+    (:func:`dpclaims.fingerprint` of the sources that compute an answer and of
     the versions of dp_accounting, autodp, scipy and numpy, read without importing
     them): ``$DPCLAIMS_ACCOUNT_CACHE``, else ``$XDG_CACHE_HOME/dpclaims/account``,
     else ``~/.cache/dpclaims/account``. An unreadable or unwritable cache is ignored (the
@@ -406,7 +409,8 @@ def _account_cache(question: dict, payload: dict | None = None) -> dict | None:
 
     from dpclaims import fingerprint
 
-    salt = fingerprint(("cli.py", "analysis/accounting.py"),
+    salt = fingerprint(("cli.py", "analysis/accounting.py", "analysis/gaussian_dp.py",
+                        "analysis/sampling.py", "analysis/validation.py"),
                        ("dp-accounting", "autodp", "scipy", "numpy"))
     key = hashlib.sha256(json.dumps([question, salt], sort_keys=True).encode()).hexdigest()
     root = os.environ.get("DPCLAIMS_ACCOUNT_CACHE") or os.path.join(
@@ -553,7 +557,7 @@ def _account_exact_payload(sigma, plan, delta, relation, notes) -> dict:
             "delta": delta, "relation": relation, "sampling": plan.kind,
             "steps": plan.num_steps, "notes": notes,
             "note": plan.accounting_note(sigma, relation), "disagrees": False,
-            "tight_disagreement": 0.0, "tight_disagrees": False, "advice": None,
+            "tight_disagreement": None, "tight_disagrees": False, "advice": None,
             "certified_bracket": {"lower": {"accountant": "analytic-gaussian", "epsilon": lo},
                                   "upper": {"accountant": "analytic-gaussian", "epsilon": hi}},
             "rows": [row], "_rtol": 0.05}

@@ -518,6 +518,9 @@ def account(
     if check_delta(delta) == 0:
         raise ValueError("delta must lie in (0, 1) for Gaussian accounting (epsilon is "
                          "infinite at delta = 0), got 0")
+    if accountants is not None and not set(accountants) <= set(ACCOUNTANTS):
+        raise ValueError(f"accountants must be names from {ACCOUNTANTS} for a Gaussian "
+                         f"mechanism, got {accountants!r}")
     event = dp_event_for(sigma, sampling)
     rows = account_event(event, delta, relation, rtol=rtol,
                          pld_initial_interval=pld_initial_interval,

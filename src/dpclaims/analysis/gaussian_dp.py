@@ -15,8 +15,14 @@ scipy's ``log_ndtr``), and the suite uses it wherever dp_accounting is already l
 Importing it costs 1.2-2.5 s (dp_accounting's package imports scipy.signal and
 scipy.stats), which is the whole budget of ``dpclaims account`` for a full-batch or
 fixed-order event (issue 23: under a second). This module needs only :mod:`math`;
-tests/test_gaussian_dp.py checks it against ``get_epsilon_gaussian`` to a relative
-1e-9 over sigma in [0.05, 500] and delta in [1e-12, 0.5].
+tests/test_gaussian_dp.py checks it against ``get_epsilon_gaussian`` to 2e-12 (absolute
+plus relative) over sigma in [0.05, 500] and delta in [1e-12, 0.5].
+
+Range: the bracket is certified for sigma >= 1e-8 (epsilon up to about 5e15). Below,
+``epsilon + log Phi(-t)`` cancels between two terms of order epsilon, the rounding
+exceeds the bracket's widening (a review found a relative miss of 2.4e-8 at sigma
+1e-10, in dp_accounting's evaluation too), and :func:`gaussian_epsilon_bracket_exact`
+refuses it.
 
 References
 ----------
@@ -30,15 +36,19 @@ import math
 
 from dpclaims.analysis.validation import check_delta, check_positive
 
-__all__ = ["gaussian_log_delta", "gaussian_epsilon_bracket_exact", "composed_multiplier"]
+__all__ = ["gaussian_log_delta", "gaussian_epsilon_bracket_exact", "composed_multiplier",
+           "MIN_NOISE_MULTIPLIER"]
 
-# Below this, erfc's result is too close to the subnormal range: log Phi by its
-# asymptotic (Mills ratio) series, whose 12 terms are exact to double precision there.
+# Below this, log Phi by its asymptotic (Mills ratio) series, whose 12 terms are exact to
+# double precision there (erfc itself would serve down to about -37, where it underflows;
+# the switch is early on purpose).
 _TAIL = -30.0
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 # the absolute width at which the bisection stops (dp_accounting's brentq uses 1e-12)
 _XTOL = 1e-12
+# the smallest multiplier whose bracket is certified (module notes, "Range")
+MIN_NOISE_MULTIPLIER = 1e-8
 
 
 def _log_ndtr(x: float) -> float:
@@ -110,7 +120,9 @@ def gaussian_epsilon_bracket_exact(
     Raises
     ------
     ValueError
-        sigma not finite and > 0; delta outside (0, 1).
+        sigma not finite and > 0, or below :data:`MIN_NOISE_MULTIPLIER` (1e-8, where
+        the evaluation's rounding exceeds the bracket: module notes); delta outside
+        (0, 1).
 
     References
     ----------
@@ -120,6 +132,10 @@ def gaussian_epsilon_bracket_exact(
     delta = check_delta(delta)
     if delta == 0:
         raise ValueError("delta must be > 0 for the Gaussian mechanism, got 0")
+    if sigma < MIN_NOISE_MULTIPLIER:
+        raise ValueError(f"noise_multiplier {sigma!r} (of the composition) is below "
+                         f"{MIN_NOISE_MULTIPLIER:g}, where epsilon (about 1 / (2 sigma^2) = "
+                         f"{0.5 / sigma / sigma:.3g}) cannot be certified in double precision")
     log_delta = math.log(delta)
     if gaussian_log_delta(sigma, 0.0) <= log_delta:
         return 0.0, (0.0, 1e-9)
