@@ -535,24 +535,17 @@ def _account_exact_payload(sigma, plan, delta, relation, notes) -> dict:
     both ends of the certified one; no accountant is imported (under a second in all)."""
     from dpclaims.analysis.gaussian_dp import (
         composed_multiplier,
+        exact_gaussian_note,
         gaussian_epsilon_bracket_exact,
     )
-    from dpclaims.analysis.validation import check_delta, check_positive
 
-    sigma = check_positive(sigma, "noise_multiplier")
-    if check_delta(delta) == 0:
-        raise click.UsageError("delta must lie in (0, 1) for Gaussian accounting (epsilon "
-                               "is infinite at delta = 0), got 0")
+    # both raise ValueError naming a bad sigma or delta (the caller makes it exit 2)
     effective = composed_multiplier(sigma, plan.passes)
     eps, (lo, hi) = gaussian_epsilon_bracket_exact(effective, delta)
     row = {"accountant": "analytic-gaussian", "relation": relation,
            "kind": "exact (certified bracket)", "bound": "exact", "epsilon": eps,
-           "note": f"exact: a composition of Gaussians is one Gaussian with multiplier "
-                   f"(sum sigma_i^-2)^(-1/2) = {effective:.6g}; epsilon by Balle-Wang 2018 "
-                   "eq. (6) (dpclaims.analysis.gaussian_dp, a bisection to 1e-12; "
-                   "certified bracket widened to 1e-9); the same under either relation. "
-                   "Every other accountant gives a bound on this value (--all-accountants "
-                   "prints them side by side)."}
+           "note": exact_gaussian_note(effective) + " Every other accountant gives a bound "
+                   "on this value (--all-accountants prints them side by side)."}
     return {"noise_multiplier": sigma, "calibrated_by": None, "target_epsilon": None,
             "delta": delta, "relation": relation, "sampling": plan.kind,
             "steps": plan.num_steps, "notes": notes,

@@ -87,6 +87,7 @@ from autodp import mechanism_zoo, transformer_zoo
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.rdp import RdpAccountant
 
+from dpclaims.analysis.gaussian_dp import MIN_NOISE_MULTIPLIER
 from dpclaims.analysis.sampling import Sampling
 from dpclaims.analysis.validation import (  # noqa: F401  (steps_for_epochs re-exported)
     check_count,
@@ -1615,6 +1616,12 @@ def _analytic_row(event, delta) -> AccountantRow:
         )
     if delta == 0:  # no Gaussian mechanism is pure DP: exactly inf
         eps, (lo, hi) = math.inf, (math.inf, math.inf)
+    elif sigma < MIN_NOISE_MULTIPLIER:
+        return AccountantRow(
+            name, None, f"unsupported: the composition's multiplier {sigma:.3g} is below "
+            f"{MIN_NOISE_MULTIPLIER:g}, where the exact epsilon cannot be certified in double "
+            "precision (rounding in Balle-Wang eq. (6) exceeds the bracket's widening; "
+            "dpclaims.analysis.gaussian_dp).")
     else:
         eps, (lo, hi) = gaussian_epsilon_bracket(sigma, delta)
     note = (
@@ -1643,9 +1650,14 @@ def gaussian_epsilon_bracket(sigma: float, delta: float) -> tuple[float, tuple[f
     Raises
     ------
     ValueError
-        sigma not finite and > 0; delta outside (0, 1).
+        sigma not finite and > 0 or below 1e-8 (where the evaluation's rounding exceeds
+        the widening, :data:`dpclaims.analysis.gaussian_dp.MIN_NOISE_MULTIPLIER`); delta
+        outside (0, 1).
     """
     sigma = check_positive(sigma, "noise_multiplier")
+    if sigma < MIN_NOISE_MULTIPLIER:
+        raise ValueError(f"noise_multiplier {sigma!r} is below {MIN_NOISE_MULTIPLIER:g}, "
+                         "where the exact epsilon cannot be certified in double precision")
     delta = check_delta(delta)
     if delta == 0:
         raise ValueError("delta must be > 0 for the Gaussian mechanism, got 0")

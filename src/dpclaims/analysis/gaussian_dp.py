@@ -11,10 +11,13 @@ mechanism with multiplier (sum_i sigma_i^-2)^(-1/2). The right-hand side falls i
 epsilon, so the exact epsilon at a delta is a root found by bisection.
 
 Why not dp_accounting's ``get_epsilon_gaussian``: it evaluates the same equation (with
-scipy's ``log_ndtr``), and the suite uses it wherever dp_accounting is already loaded.
-Importing it costs 1.2-2.5 s (dp_accounting's package imports scipy.signal and
-scipy.stats), which is the whole budget of ``dpclaims account`` for a full-batch or
-fixed-order event (issue 23: under a second). This module needs only :mod:`math`;
+scipy's ``log_ndtr``) by Brent's method, whose answer is not kept on either side of the
+root, and importing it costs 1.2-2.5 s (dp_accounting's package imports scipy.signal
+and scipy.stats): the whole budget of ``dpclaims account`` for a full-batch or
+fixed-order event (issue 23: under a second). The accountants' ``analytic-gaussian``
+row keeps dp_accounting's value (:func:`dpclaims.analysis.accounting.gaussian_epsilon_bracket`,
+widened the same way, refused below the same :data:`MIN_NOISE_MULTIPLIER`); the fast
+``account`` answer is this module's. It needs only :mod:`math`;
 tests/test_gaussian_dp.py checks it against ``get_epsilon_gaussian`` to 2e-12 (absolute
 plus relative) over sigma in [0.05, 500] and delta in [1e-12, 0.5].
 
@@ -37,7 +40,7 @@ import math
 from dpclaims.analysis.validation import check_delta, check_positive
 
 __all__ = ["gaussian_log_delta", "gaussian_epsilon_bracket_exact", "composed_multiplier",
-           "MIN_NOISE_MULTIPLIER"]
+           "exact_gaussian_note", "MIN_NOISE_MULTIPLIER"]
 
 # Below this, log Phi by its asymptotic (Mills ratio) series, whose 12 terms are exact to
 # double precision there (erfc itself would serve down to about -37, where it underflows;
@@ -93,6 +96,15 @@ def composed_multiplier(noise_multiplier: float, count: int) -> float:
     return check_positive(noise_multiplier, "noise_multiplier") / math.sqrt(count)
 
 
+def exact_gaussian_note(effective_multiplier: float) -> str:
+    """What the fast ``dpclaims account`` answer's ``analytic-gaussian`` row says it is."""
+    return ("exact: a composition of Gaussians is one Gaussian with multiplier "
+            f"(sum sigma_i^-2)^(-1/2) = {effective_multiplier:.6g}; epsilon by Balle-Wang "
+            "2018 eq. (6) (dpclaims.analysis.gaussian_dp, a bisection to 1e-12 kept on "
+            "both sides of the root; certified bracket widened to 1e-9); the same under "
+            "either relation.")
+
+
 def gaussian_epsilon_bracket_exact(
     noise_multiplier: float, delta: float
 ) -> tuple[float, tuple[float, float]]:
@@ -101,9 +113,7 @@ def gaussian_epsilon_bracket_exact(
     Bisection on :func:`gaussian_log_delta` (which falls in epsilon) until the bracket
     is at most 1e-12 wide; each end is kept on its side of the root (the lower end
     violates delta, the upper end meets it), then widened by 1e-9 absolute plus 1e-9
-    relative (floored at 0) for the rounding of the evaluation, as
-    :func:`dpclaims.analysis.accounting.gaussian_epsilon_bracket` widens
-    dp_accounting's answer.
+    relative (floored at 0) for the rounding of the evaluation.
 
     Parameters
     ----------
