@@ -86,6 +86,49 @@ def test_auto_choice_follows_the_stated_rule():
     assert "1 of 2 coordinates discrete" in why
 
 
+def _rule_by_counting_rows(x):
+    """choose_score's rule (its docstring) computed naively: (score type, distinct rows)."""
+    from dpclaims.audits.scores import (
+        CONTINUOUS_MIN_DISTINCT_FRACTION,
+        DISCRETE_MAX_LEVELS,
+        DISCRETE_MIN_MEAN_COUNT,
+    )
+
+    n = len(x)
+    x = x + 0.0  # -0.0 and 0.0 are one value
+    rows = len({tuple(r) for r in x.tolist()})
+    if rows <= DISCRETE_MAX_LEVELS and n / rows >= DISCRETE_MIN_MEAN_COUNT:
+        return LikelihoodRatioScore, rows
+    per = [len(set(c)) for c in x.T.tolist()]
+    if min(per) >= CONTINUOUS_MIN_DISTINCT_FRACTION * n:
+        return FisherScore, rows
+    return ClassifierScore, rows
+
+
+@pytest.mark.parametrize("case", ["few-levels", "many-row-combinations", "signed-zeros",
+                                  "one-coordinate", "continuous", "mixed"])
+def test_auto_choice_equals_the_rule_counted_row_by_row(case):
+    """The shortcut (distinct rows bounded below by a coordinate's distinct values, rows
+    hashed only when their count matters) decides as counting every row would."""
+    rng = np.random.default_rng(5)
+    n = 300_000 if case == "many-row-combinations" else 4_000
+    x = {
+        "few-levels": lambda: rng.integers(0, 7, (n, 3)).astype(float),
+        # 150 x 150 levels: 22,500 distinct rows (> 10,000), each seen about 13 times
+        "many-row-combinations": lambda: rng.integers(0, 150, (n, 2)).astype(float),
+        "signed-zeros": lambda: rng.choice([-0.0, 0.0, 1.0], (n, 2)),
+        "one-coordinate": lambda: rng.integers(0, 40, (n, 1)).astype(float),
+        "continuous": lambda: rng.standard_normal((n, 4)),
+        "mixed": lambda: np.hstack([rng.integers(0, 3, (n, 1)), rng.standard_normal((n, 2))]),
+    }[case]()
+    expected, rows = _rule_by_counting_rows(x)
+    score, why = choose_score(x[: n // 2], x[n // 2:])
+    assert isinstance(score, expected), (case, why)
+    if expected is not FisherScore:
+        assert f"{rows} distinct" in why
+    if case == "signed-zeros":
+        assert rows == 4 and "4 distinct outputs" in why  # {-0.0, 0.0, 1.0}: two values each
+
 def test_pilot_scores_never_fit_a_classifier():
     from dpclaims.audits.scores import AutoScore, UserScore, pilot_score
 
