@@ -58,6 +58,16 @@ def test_dpvim_audit_blocks_on_the_cluster_give_the_local_verdicts(dask_client):
         [v.to_dict() for v in local])
 
 
+def test_vips_step_audits_on_the_cluster_give_the_local_verdicts(dask_client):
+    from dpclaims.papers.vips.checks import check_audits
+
+    local = check_audits(2000, seed=5)
+    remote = check_audits(2000, seed=5, client=dask_client)
+    assert len(local) == 2
+    assert json.dumps([v.to_dict() for v in remote]) == json.dumps(
+        [v.to_dict() for v in local])
+
+
 def test_a_worker_that_cannot_write_the_output_folder_is_refused(dask_client, tmp_path):
     from dpclaims.claims.cluster import check_workers
 

@@ -385,8 +385,9 @@ def _likelihood(data: RegressionData):
 
 # --------------------------------------------------------------------------- audit
 def check_empirical_audit(data: RegressionData, budget: Budget, seed: int, out_dir: Path,
-                          epochs_claim: int = 40, epsilon_claim: float = 1.0):
-    """Audit one noised DP-SEP step on ``data`` with a worst-case canary, per reading."""
+                          epochs_claim: int = 40, epsilon_claim: float = 1.0, client=None):
+    """Audit one noised DP-SEP step on ``data`` with a worst-case canary, per reading; with
+    a Dask ``client`` the audits' trial blocks run on its cluster (the same verdicts)."""
     claim = CLAIMS["audit"]
     lik = _likelihood(data)
     d = data.dim
@@ -405,7 +406,7 @@ def check_empirical_audit(data: RegressionData, budget: Budget, seed: int, out_d
         mech = DPSEPStep(params, lik, state, theta_0, n, index=0, delta=DELTA)
         canary = worst_case_canary(mech, data.x_train, data.y_train, seed=seed)
         pair = neighbouring_datasets(data.x_train, data.y_train, 0, canary)
-        res = audit(mech, pair, budget.audit_trials, alpha=0.05, seed=seed)
+        res = audit(mech, pair, budget.audit_trials, alpha=0.05, seed=seed, client=client)
         scores[reading] = {"scores0": res.held_out_scores[0], "scores1": res.held_out_scores[1],
                            "threshold": res.threshold}
         shift = np.linalg.norm(mech.query(pair.d0) - mech.query(pair.d1))
@@ -670,9 +671,9 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
     single-process checks) run in forked processes beside the others; every check
     draws from its own seed and the results are assembled in the same order, so
     results.json is byte-identical whatever ``workers`` is (tested). With a Dask
-    ``client`` (``--scheduler``) those two checks and the configurations of the
-    Thm. 4.1 grid run as tasks on its cluster instead, with the same results (tested);
-    the other checks run here.
+    ``client`` (``--scheduler``) those two checks, the configurations of the Thm. 4.1
+    grid and the empirical audit's trial blocks run as tasks on its cluster instead, with
+    the same results (tested); the other checks run here.
     ``budget``: a :class:`~dpclaims.papers.dpsep.catalogue.Budget`. Raises InputError (a
     ValueError) for a missing or malformed data folder or file; any other exception is a
     bug, not bad input.
@@ -700,7 +701,7 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
         v1 = timed("Prop. 1 property test", lambda: check_prop1(budget, seed))
         v3, s3 = timed("Thm. 4.1 Monte Carlo", lambda: check_thm41(budget, seed, out))
         v_audit = timed("empirical audit", lambda: check_empirical_audit(
-            probit_data, budget, seed, out))
+            probit_data, budget, seed, out, client=client))
         v4, s4 = timed("Thm. 4.1 study", lambda: check_thm41_study(budget, seed, out,
                                                                    client=client))
         v5, s5, mog = timed("Sec. 6.1 mixture of Gaussians", lambda: check_mog(budget, seed, out))

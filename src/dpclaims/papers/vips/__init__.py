@@ -19,7 +19,7 @@ def _run(ctx: RunContext) -> PaperResult:
 
     return PaperResult(*run_vips_audit(
         ctx.budget, ctx.seed, ctx.progress, data_dir=ctx.data_dir, out_dir=ctx.out_dir,
-        include_catalogue="accounting" not in ctx.companions))
+        include_catalogue="accounting" not in ctx.companions, client=ctx.client))
 
 
 PAPER = Paper(

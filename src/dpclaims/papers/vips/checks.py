@@ -347,9 +347,12 @@ def _part_of(v: Verdict) -> Part:
 # --------------------------------------------------------------------------- audits
 
 
-def audit_lda_step(n_trials: int, seed: int, sigma: float = 1.24, delta: float = 1e-5):
+def audit_lda_step(n_trials: int, seed: int, sigma: float = 1.24, delta: float = 1e-5,
+                   client=None):
     """Audit one VIPS-LDA release (K = 3 topics, V = 6 words, S = 4 documents of N = 50
-    tokens, a = 0.1, sigma = 1.24 as in Table 3) on the searched canary pair."""
+    tokens, a = 0.1, sigma = 1.24 as in Table 3) on the searched canary pair. ``client``
+    (a ``dask.distributed.Client``): the audit's trial blocks run on its cluster, with
+    the same result (:func:`~dpclaims.audits.core.audit`)."""
     k, v, s, n = 3, 6, 4, 50
     rng = np.random.default_rng(seed)
     lam = rng.gamma(100.0, 0.01, size=(k, v))
@@ -360,7 +363,7 @@ def audit_lda_step(n_trials: int, seed: int, sigma: float = 1.24, delta: float =
     candidates = [np.eye(v)[w] * n for w in range(v)] + [rng.multinomial(n, np.full(v, 1 / v))
                                                          .astype(float) for _ in range(6)]
     pair = canary_pair(step, data, candidates, index=0)
-    return step, pair, audit(step, pair, n_trials, seed=seed)
+    return step, pair, audit(step, pair, n_trials, seed=seed, client=client)
 
 
 @dataclass(frozen=True)
@@ -375,7 +378,8 @@ class _ClaimedAs:
         return self.inner.release(data, rng, n)
 
 
-def audit_blr_step(n_trials: int, seed: int, sigma: float = 1.0, delta: float = 1e-3):
+def audit_blr_step(n_trials: int, seed: int, sigma: float = 1.0, delta: float = 1e-3,
+                   client=None):
     """Audit one VIPS-BLR release (d = 3, S = 50, sigma = 1, delta = 1e-3 as in Fig. 6).
 
     The claim audited is the paper's reading: one Gaussian mechanism of multiplier sigma
@@ -385,7 +389,7 @@ def audit_blr_step(n_trials: int, seed: int, sigma: float = 1.0, delta: float = 
     is largest: that ratio mu makes the pair exactly mu-GDP, so its exact epsilon is in
     the evidence. With the paper's own (loose) sensitivities mu <= sqrt(1/4 + 1/2) / sigma
     < 1 / sigma, so this audit cannot refute the claim: it measures how far below it the
-    release is.
+    release is. ``client``: as in :func:`audit_lda_step`.
     """
     d, s = 3, 50
     rng = np.random.default_rng(seed)
@@ -411,17 +415,18 @@ def audit_blr_step(n_trials: int, seed: int, sigma: float = 1.0, delta: float = 
     paper = PrivacyClaim(dp_accounting.get_epsilon_gaussian(sigma, delta), delta, "replace-one",
                          dp_accounting.GaussianDpEvent(sigma))
     mech = _ClaimedAs(step, paper, "vips-blr-step (paper: one Gaussian per step)")
-    res = audit(mech, pair, n_trials, seed=seed)
+    res = audit(mech, pair, n_trials, seed=seed, client=client)
     return step, pair, res, float(dp_accounting.get_epsilon_gaussian(1 / mu, delta))
 
 
-def check_audits(n_trials: int, seed: int) -> list[Verdict]:
-    """vips/empirical-audit-lda and -blr (one release each, on a searched pair)."""
+def check_audits(n_trials: int, seed: int, client=None) -> list[Verdict]:
+    """vips/empirical-audit-lda and -blr (one release each, on a searched pair); with a
+    Dask ``client`` the audits' trial blocks run on its cluster (the same verdicts)."""
     out = []
-    step, pair, res = audit_lda_step(n_trials, seed)
+    step, pair, res = audit_lda_step(n_trials, seed, client=client)
     exact_lda = float(dp_accounting.get_epsilon_gaussian(
         step.noise_std / pair.search_cost["query_distance"], step.delta))
-    _, pair_b, res_b, exact_blr = audit_blr_step(n_trials, seed)
+    _, pair_b, res_b, exact_blr = audit_blr_step(n_trials, seed, client=client)
     for key, r, p, exact, note in (
             ("audit-lda", res, pair, exact_lda, ""),
             ("audit-blr", res_b, pair_b, exact_blr,
@@ -439,13 +444,14 @@ def check_audits(n_trials: int, seed: int) -> list[Verdict]:
 # --------------------------------------------------------------------------- the report
 
 def run_vips_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
-                   out_dir=None, include_catalogue: bool = True):
+                   out_dir=None, include_catalogue: bool = True, client=None):
     """Every VIPS check; returns (verdicts, sections, meta, timings).
 
     ``budget``: a :class:`~dpclaims.papers.vips.catalogue.VipsBudget`; ``data_dir``: the
     papers' data (Wikipedia, Adult) for the accuracy checks; ``out_dir``: where figures
     go; ``include_catalogue``: add the reported epsilons' verdicts (the accounting
-    catalogue's vips/eps-* entries).
+    catalogue's vips/eps-* entries); ``client``: the Dask cluster of ``--scheduler``, on
+    which the step audits' trial blocks run (the checks themselves run here).
     """
     budget_name = budget.name
     b = budget.values()
@@ -463,7 +469,8 @@ def run_vips_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
     verdicts += ran_on(blr + lda + sbn, drawn)
     verdicts += ran_on(check_alg2_calibration(blr, lda, sbn),
                        "none: the sensitivities above and the paper's noise calibration")
-    verdicts += ran_on(timed("audits", lambda: check_audits(b["audit_trials"], seed)),
+    verdicts += ran_on(timed("audits", lambda: check_audits(b["audit_trials"], seed,
+                                                            client=client)),
                        "none: worst-case neighbouring datasets chosen by the audit")
     lda_acc, lda_figs = timed("LDA accuracy", lambda: check_lda_accuracy(
         {**b, "name": budget_name}, seed, data_dir=data_dir, out_dir=out_dir))
