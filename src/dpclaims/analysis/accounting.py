@@ -87,7 +87,7 @@ from autodp import mechanism_zoo, transformer_zoo
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.rdp import RdpAccountant
 
-from dpclaims.analysis.gaussian_dp import MIN_NOISE_MULTIPLIER
+from dpclaims.analysis.gaussian_dp import MIN_NOISE_MULTIPLIER, check_certifiable_multiplier
 from dpclaims.analysis.sampling import Sampling
 from dpclaims.analysis.validation import (  # noqa: F401  (steps_for_epochs re-exported)
     check_count,
@@ -1654,10 +1654,7 @@ def gaussian_epsilon_bracket(sigma: float, delta: float) -> tuple[float, tuple[f
         the widening, :data:`dpclaims.analysis.gaussian_dp.MIN_NOISE_MULTIPLIER`); delta
         outside (0, 1).
     """
-    sigma = check_positive(sigma, "noise_multiplier")
-    if sigma < MIN_NOISE_MULTIPLIER:
-        raise ValueError(f"noise_multiplier {sigma!r} is below {MIN_NOISE_MULTIPLIER:g}, "
-                         "where the exact epsilon cannot be certified in double precision")
+    sigma = check_certifiable_multiplier(sigma)
     delta = check_delta(delta)
     if delta == 0:
         raise ValueError("delta must be > 0 for the Gaussian mechanism, got 0")

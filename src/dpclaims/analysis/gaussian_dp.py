@@ -40,7 +40,7 @@ import math
 from dpclaims.analysis.validation import check_delta, check_positive
 
 __all__ = ["gaussian_log_delta", "gaussian_epsilon_bracket_exact", "composed_multiplier",
-           "exact_gaussian_note", "MIN_NOISE_MULTIPLIER"]
+           "exact_gaussian_note", "check_certifiable_multiplier", "MIN_NOISE_MULTIPLIER"]
 
 # Below this, log Phi by its asymptotic (Mills ratio) series, whose 12 terms are exact to
 # double precision there (erfc itself would serve down to about -37, where it underflows;
@@ -96,6 +96,23 @@ def composed_multiplier(noise_multiplier: float, count: int) -> float:
     return check_positive(noise_multiplier, "noise_multiplier") / math.sqrt(count)
 
 
+def check_certifiable_multiplier(noise_multiplier: float) -> float:
+    """``noise_multiplier`` as a float when its exact epsilon can be certified here.
+
+    Raises
+    ------
+    ValueError
+        Not finite and > 0, or below :data:`MIN_NOISE_MULTIPLIER` (1e-8: the rounding of
+        Balle-Wang eq. (6) then exceeds the bracket's widening; module notes, "Range").
+    """
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    if sigma < MIN_NOISE_MULTIPLIER:
+        raise ValueError(f"noise_multiplier {sigma!r} (of the composition) is below "
+                         f"{MIN_NOISE_MULTIPLIER:g}, where epsilon (about 1 / (2 sigma^2) = "
+                         f"{0.5 / sigma / sigma:.3g}) cannot be certified in double precision")
+    return sigma
+
+
 def exact_gaussian_note(effective_multiplier: float) -> str:
     """What the fast ``dpclaims account`` answer's ``analytic-gaussian`` row says it is."""
     return ("exact: a composition of Gaussians is one Gaussian with multiplier "
@@ -138,14 +155,10 @@ def gaussian_epsilon_bracket_exact(
     ----------
     Balle & Wang 2018, Thm. 8 and eq. (6).
     """
-    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    sigma = check_certifiable_multiplier(noise_multiplier)
     delta = check_delta(delta)
     if delta == 0:
         raise ValueError("delta must be > 0 for the Gaussian mechanism, got 0")
-    if sigma < MIN_NOISE_MULTIPLIER:
-        raise ValueError(f"noise_multiplier {sigma!r} (of the composition) is below "
-                         f"{MIN_NOISE_MULTIPLIER:g}, where epsilon (about 1 / (2 sigma^2) = "
-                         f"{0.5 / sigma / sigma:.3g}) cannot be certified in double precision")
     log_delta = math.log(delta)
     if gaussian_log_delta(sigma, 0.0) <= log_delta:
         return 0.0, (0.0, 1e-9)
