@@ -70,6 +70,7 @@ from dpclaims.papers.dpsep.catalogue import (
     Budget,
 )
 from dpclaims.papers.dpsep.catalogue import reading as typed_reading
+from dpclaims.papers.figures import save_figure
 from dpclaims.property_tests.sensitivity import check_sensitivity
 
 
@@ -335,9 +336,7 @@ def _plot_thm41(studies, path):
         ax.set_ylabel("probability")
         ax.set_title(label, fontsize=8)
     np.atleast_1d(axes)[0].legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 # --------------------------------------------------------------------------- data
@@ -463,9 +462,7 @@ def _plot_audit(scores, path):
         ax.set_xlabel("held-out score")
         ax.set_ylabel("density")
     np.atleast_1d(axes)[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 # --------------------------------------------------------------------------- reference runs
@@ -573,9 +570,7 @@ def _plot_traces(traces, datasets, path):
         ax.set_xlabel("epoch")
         ax.set_ylabel(_metrics_name(data))
     np.atleast_1d(axes)[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def _metrics_name(data):

@@ -94,6 +94,7 @@ from dpclaims.papers.dpsep.experiment_thm41 import (
     _sigma_job,
     grid_configs,
 )
+from dpclaims.papers.figures import save_figure
 
 __all__ = [
     "CLAIMS_THM41_REMARKS",
@@ -353,9 +354,7 @@ def _plot_grid_tails(configs, studies, path):
         ax.set_ylabel("probability")
         ax.set_title(cfg["label"], fontsize=8)
     axes.ravel()[0].legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def _plot_grid_rates(configs, studies, path):
@@ -377,9 +376,7 @@ def _plot_grid_rates(configs, studies, path):
     ax.set_xlabel("configuration (order of the table)")
     ax.set_ylabel("fraction of draws")
     ax.legend(fontsize=7, loc="center right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def _scaling_verdicts(budget, seed, results, n_values, sigma1, norm_ok):
@@ -495,9 +492,7 @@ def _plot_scaling(results, n_values, path):
         ax.set_ylabel("KL[q || p] (nats)")
         ax.set_title(f"sensitivity: {reading}", fontsize=9)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 # --------------------------------------------------------------------------- broadness
@@ -621,9 +616,7 @@ def _plot_broadness(bound_fixed, summary, path):
         ax.set_yscale("log")
         ax.set_xlabel("c (Σq = c · Σ1 / N)")
         ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 # --------------------------------------------------------------------------- driver

@@ -18,6 +18,7 @@ from dpclaims.families.sep.bnn_vi import fit_bnn_point, fit_bnn_vi
 from dpclaims.families.sep.pbp import PBPConfig, fit_pbp, regression_test_metrics
 from dpclaims.families.sep.sep import DPSEPParams
 from dpclaims.papers.dpsep.calibration import DELTA, paper_sigma
+from dpclaims.papers.figures import save_figure
 
 # Table 4 name -> folder in --data-dir/uci (Year is not available offline).
 UCI_FOLDERS = {"Wine": "wine-quality-red", "Kin8nm": "kin8nm", "Power": "power-plant",
@@ -251,6 +252,4 @@ def _plot_bnn(results, path):
         ax.set_xlabel("test RMSE (original units), mean ± sd over splits")
         ax.set_ylabel("method")
         ax.set_title(name, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

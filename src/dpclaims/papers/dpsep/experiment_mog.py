@@ -40,6 +40,7 @@ from dpclaims.families.sep.mog import (
     run_mog_sep_batch,
 )
 from dpclaims.families.sep.sep import DPSEPParams
+from dpclaims.papers.figures import save_figure
 
 PAPER_CALIBRATION = "paper:wor(q=1/N)x(T*N)"
 METRIC_KEYS = ("fnorm_mean", "fnorm_cov", "fnorm_avg", "kl_nearest", "kl_hungarian",
@@ -386,9 +387,7 @@ def _plot_posteriors(path, first, clip_norms, epsilons, reading, dpem_reading, c
             ax.tick_params(labelsize=7)
     fig.suptitle(f"MoG posteriors (d = {model.dim}; first two coordinates; 98 % rings; "
                  f"DP-SEP reading: {reading})", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
     return path
 
 
@@ -426,7 +425,5 @@ def _plot_metrics(path, methods, epsilons, readings, dpem_readings, clip_reading
         ax.set_title(label, fontsize=9)
         ax.tick_params(labelsize=7)
     axes[0, 0].legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
     return path

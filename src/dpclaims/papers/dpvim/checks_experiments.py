@@ -70,6 +70,7 @@ from dpclaims.papers.dpvim.experiments import (
     SIGMAS,
     _bootstrap,
 )
+from dpclaims.papers.figures import save_figure
 
 LEVEL = 0.01
 
@@ -302,9 +303,7 @@ def _coverage_figures(cov, results, out_dir):
                       "convergence point (slope test); dotted: optimum", fontsize=8)
     axes[1].set_xlabel("step")
     p1 = out_dir / "dpvim_traces.png"
-    fig.tight_layout()
-    fig.savefig(p1, dpi=120)
-    plt.close(fig)
+    save_figure(fig, p1, dpi=120)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     names = list(COVERAGE_READINGS)
     pos = np.arange(len(names))
@@ -317,10 +316,8 @@ def _coverage_figures(cov, results, out_dir):
     ax.set_xlabel("reading of the noise-aware posterior")
     ax.set_ylabel("coverage of m*")
     ax.legend(fontsize=7)
-    fig.tight_layout()
     p2 = out_dir / "dpvim_coverage.png"
-    fig.savefig(p2, dpi=120)
-    plt.close(fig)
+    save_figure(fig, p2, dpi=120)
     return [p1.name, p2.name]  # relative to the report folder, like every figure
 
 
@@ -468,8 +465,6 @@ def _adult_figure(err_m, err_s, eps_levels, variants, res, out_dir):
         ax.set_ylabel(f"l2 error of {title} (mean ± se over runs)", fontsize=7)
         ax.set_title(f"l2 error of {title} ({res['data']}, {res['steps']} steps)", fontsize=8)
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
     p = out_dir / f"dpvim_error_vs_epsilon_{res['clip_reading']}.png"
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
+    save_figure(fig, p, dpi=120)
     return p.name

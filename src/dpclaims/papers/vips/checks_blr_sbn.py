@@ -119,6 +119,7 @@ from dpclaims.claims import InputError, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, not_checkable
 from dpclaims.families.vips.blr import evaluate, vb_blr_full_batch
 from dpclaims.families.vips.sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
+from dpclaims.papers.figures import save_figure
 from dpclaims.papers.vips.catalogue import ACCURACY_CLAIMS as CLAIMS
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.experiment_blr_sbn import (
@@ -269,9 +270,7 @@ def _plot_blr(auc, sigmas, eps, full_auc, title, path) -> None:
     ax.set_xlabel("noise multiplier σ (ε by the paper's reading / two releases per step)")
     ax.set_ylabel("test AUC")
     ax.set_title(title + "\nε: paper reading / two releases", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
@@ -399,9 +398,7 @@ def _plot_sbn(acc, setting, title, path) -> None:
         ax.set_xlabel("method (noise multiplier)")
         ax.set_ylabel("held-out prediction accuracy")
     fig.suptitle(title, fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def _not_checkable(exc, seed, label) -> Verdict:

@@ -106,6 +106,7 @@ from dpclaims.analysis.paired_tests import (
 )
 from dpclaims.claims import Claim, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, undecided
+from dpclaims.papers.figures import save_figure
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.catalogue import LDA_CLAIMS as CLAIMS
 from dpclaims.papers.vips.experiment_lda import (
@@ -207,9 +208,7 @@ def _plot(result: dict, wf: float, setting: dict, path: Path) -> None:
                  f"K={setting['K']}, sigma={SIGMA:g}, eps={setting['epsilon_MA']:.3g}, "
                  f"delta={DELTA:g}", fontsize=8)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
