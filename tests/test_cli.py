@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -158,15 +159,44 @@ def test_thm41_study_verdicts_known_by_construction(smoke_run):
     assert len(study_sections) == 3 and all("table" in s for s in study_sections)
 
 
-def test_same_seed_same_json_whatever_the_workers(smoke_run, tmp_path):
-    """The same seed gives a byte-identical results.json, with the checks in two processes
-    (the fixture) or all in one (here)."""
+def test_same_seed_same_results_whatever_the_workers(smoke_run, tmp_path):
+    """``--workers`` changes one thing in DP-SEP's audit: with 2 or more,
+    ``run_dpsep_audit`` runs the Prop. 2 accounting and the reference runs in a forked
+    process (``CheckTimer.start``); every other check runs in the CLI's process either
+    way, and the results are assembled in one fixed order. So these two checks, run in a
+    forked process and run here, must give the same verdicts and sections, JSON for JSON,
+    and the same as the fixture's results.json. (A whole ``--workers 1`` rerun of the smoke
+    audit, 52 s of the suite, compared results.json byte for byte for these two checks.)"""
+    from dpclaims.claims import CheckTimer
+    from dpclaims.papers.dpsep.catalogue import BUDGETS
+    from dpclaims.papers.dpsep.checks import check_prop2, load_inputs, reference_runs
+    from dpclaims.reports.render import to_jsonable
+
     out, _ = smoke_run
-    again = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
-                                      "--workers", "1", "--out", str(tmp_path / "o")])
-    assert again.exit_code == 1, again.output
-    tmp_path = tmp_path / "o"
-    assert (tmp_path / "results.json").read_text() == (out / "results.json").read_text()
+    budget = BUDGETS["smoke"]
+    probit, linear = load_inputs(None)
+    own = [(f"fair (this run, N={probit.n_train})", probit.n_train, 40, 1.0)]
+
+    def both():  # the two checks as run_dpsep_audit calls them, and the process they ran in
+        return (os.getpid(), check_prop2(budget, 3, own),
+                reference_runs([probit, linear], budget, 3, tmp_path))
+
+    with CheckTimer(workers=2) as timer:
+        child_pid, *forked = timer.start("the two checks", both).result()
+    _, *here = both()
+    assert child_pid != os.getpid()  # it did run in a second process
+    assert json.dumps(to_jsonable(forked)) == json.dumps(to_jsonable(here))
+    # and as the audit wrote them: Prop. 2's section and verdicts, the reference runs'
+    (verdicts, prop2_section), refs_section = here
+    results = load_results(out)
+    assert [s for s in results["sections"] if s["title"] in (
+        prop2_section["title"], refs_section["title"])] == to_jsonable(
+        [prop2_section, refs_section])
+    written = {(r["claim_id"], r["reading"]): r for r in reading_records(results)}
+    for v in verdicts:
+        record = written[(v.claim.id, v.reading)]
+        assert (record["verdict"], record["sentence"]) == (v.verdict, v.sentence)
+        assert record["evidence"] == to_jsonable(v.evidence)
 
 
 def test_same_seed_same_json_on_a_dask_cluster(smoke_run, dask_client, tmp_path):
