@@ -34,8 +34,9 @@ def save_figure(fig, path, dpi: int) -> Path:
     loses its minor ticks first. matplotlib labels none of them at that span, yet builds
     one tick artist (two lines, two texts) per minor tick at every layout and draw: on
     the 2-core test machine they were about 60 % of the time to draw DP-SEP's
-    ``thm41_tail.png`` (four panels over 11 decades), and a third of all the plotting
-    in DP-SEP's smoke audit. Major ticks and their labels are unchanged.
+    ``thm41_tail.png`` (four panels over 11 decades); with no log minor ticks at all,
+    DP-SEP's smoke audit spent 20.0 s plotting instead of 29.9 s (one profiled run
+    each). Major ticks and their labels are unchanged.
 
     Parameters
     ----------
