@@ -58,6 +58,26 @@ def test_kl_q_p_is_infinite_when_sigma_p_not_pd_and_zero_without_noise():
     assert np.isposinf(kl[2])  # Sigma_p = [[2, .5], [.5, -.5]] is indefinite
 
 
+def test_kl_q_p_eigenvector_fallback_agrees_with_the_solve(monkeypatch):
+    """The quadratic form e^T Σ_p^{-1} e comes from one batched solve; where that raises
+    (a PD matrix singular to working precision), the chunk falls back to eigenvectors.
+    Both paths must give the same KL, inf where Σ_p is not PD."""
+    rng = np.random.default_rng(7)
+    sigma_q = random_spd(rng, 5)
+    e, E = sample_noise(rng, 400, 5, sigma_1=0.5, sigma_2=0.6 * np.linalg.eigvalsh(sigma_q)[0])
+    by_solve = kl_q_p(sigma_q, e, E)
+    assert 0.05 < np.isinf(by_solve).mean() < 0.95  # both PD and non-PD draws are present
+
+    def singular(*args, **kwargs):
+        raise np.linalg.LinAlgError("Singular matrix")
+
+    monkeypatch.setattr(np.linalg, "solve", singular)
+    by_eigenvectors = kl_q_p(sigma_q, e, E)
+    assert np.array_equal(np.isinf(by_solve), np.isinf(by_eigenvectors))
+    finite = np.isfinite(by_solve)
+    np.testing.assert_allclose(by_eigenvectors[finite], by_solve[finite], rtol=1e-9)
+
+
 # ------------------------------------------------------------------------ series basis
 
 
