@@ -124,6 +124,8 @@ def test_auto_choice_equals_the_rule_counted_row_by_row(case):
     expected, rows = _rule_by_counting_rows(x)
     score, why = choose_score(x[: n // 2], x[n // 2:])
     assert isinstance(score, expected), (case, why)
+    # the columns sorted in two threads (an audit given two or more workers): the same
+    assert choose_score(x[: n // 2], x[n // 2:], threads=True) == (score, why)
     if expected is not FisherScore:
         assert f"{rows} distinct" in why
     if case == "signed-zeros":

@@ -813,7 +813,8 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
             t0, t1 = np.concatenate(tr[:nb]), np.concatenate(tr[nb:])  # copies
             if isinstance(spec, AutoScore):
                 h0, h1 = max(1, len(t0) // 2), max(1, len(t1) // 2)
-                spec, score_reason = choose_score(t0[:h0], t1[:h1], spec.classifiers)
+                spec, score_reason = choose_score(t0[:h0], t1[:h1], spec.classifiers,
+                                                   threads=threads)
             else:
                 score_reason = "named by the caller"
             if spec.fit_half and len(t0) >= 4 and len(t1) >= 4:
