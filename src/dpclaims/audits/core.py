@@ -45,7 +45,7 @@ import math
 import mmap
 import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +67,7 @@ from dpclaims.audits.scores import (
     AutoScore,
     ScoreError,
     UserScore,
+    _in_threads,
     as_score,
     choose_score,
     randomise_ties,
@@ -148,18 +149,6 @@ def error_counts(sorted0: np.ndarray, sorted1: np.ndarray, thresholds) -> tuple:
 def _sorted_pair(scores0, scores1, presorted: bool):
     s0, s1 = np.asarray(scores0, dtype=float), np.asarray(scores1, dtype=float)
     return (s0, s1) if presorted else _sort_pair(s0, s1, threads=False)
-
-
-def _in_threads(calls, threads: bool) -> list:
-    """The values of the zero-argument ``calls``, in order; with ``threads`` they run in a
-    pool of two threads. Used for the audit's statistics when it is given two or more
-    workers: numpy's sorts and searches and scipy's beta quantiles release the GIL, so
-    two threads do them in about half the time. The values do not depend on it."""
-    if not threads or len(calls) < 2:
-        return [c() for c in calls]
-    with ThreadPoolExecutor(2) as ex:
-        futures = [ex.submit(c) for c in calls]
-        return [f.result() for f in futures]
 
 
 def _sort_pair(s0: np.ndarray, s1: np.ndarray, threads: bool) -> tuple[np.ndarray, np.ndarray]:
