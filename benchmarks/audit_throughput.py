@@ -36,7 +36,8 @@ kl-sampler (d=10)
     the eigenvalues of Sigma_q^{-1} E with KL[q||p] per draw (``_spectral``). A per-draw
     loop (``n = 1`` calls, the baseline), the vectorised chunk as shipped (``eigvalsh``
     and a batched solve), the same chunk with ``eigh``'s eigenvectors for the quadratic
-    form (the code before issue 23's change, kept here as a second baseline), and the
+    form (``eigenvectors=True``: the code before issue 23's change, a second baseline,
+    also the shipped fallback), and the
     whole ``kl_tail_study`` over the 33 thresholds of the check, pilot included. Issue
     23's target: 100k draws per second. "trials" are draws in this section.
 
@@ -251,21 +252,6 @@ def dpsep_section(n_records: int, n_loop: int, n_release: int, n_audit: int,
     return rows, [check_identical("dpsep-epoch", workers_list, results)]
 
 
-def _spectral_by_eigenvectors(chol_inv, e, E):
-    """``_spectral`` as it was before issue 23's change: the quadratic form e^T Σ_p^{-1} e
-    from eigh's eigenvectors (a baseline for the benchmark only)."""
-    d = chol_inv.shape[0]
-    w = chol_inv @ E @ chol_inv.T
-    w = 0.5 * (w + np.swapaxes(w, -1, -2))
-    lam, vec = np.linalg.eigh(w)
-    pd = lam[:, 0] > -1.0
-    one_plus = np.where(pd[:, None], 1.0 + lam, 1.0)
-    coef = np.einsum("nji,nj->ni", vec, e @ chol_inv.T)
-    kl = 0.5 * (np.sum(np.log(one_plus), axis=1) + np.sum(coef**2 / one_plus, axis=1)
-                + np.sum(1.0 / one_plus, axis=1) - d)
-    return lam, np.where(pd, kl, np.inf)
-
-
 def kl_section(n_loop: int, n_vec: int, n_study: int) -> tuple[list, list]:
     """Thm. 4.1's KL sampler at d = 10: per-draw loop, vectorised chunks (as shipped and
     with eigenvectors), and the whole study; the KLs of the two chunk forms must agree."""
@@ -276,17 +262,17 @@ def kl_section(n_loop: int, n_vec: int, n_study: int) -> tuple[list, list]:
     chol_inv = kl_tail_bound._chol_inv(cfg["sigma_q"])
     chunk = 2**21 // d**2
 
-    def draws(spectral, n, size):
+    def draws(n, size, eigenvectors=False):
         rng = np.random.default_rng(3)
         start, out = time.perf_counter(), []
         for begin in range(0, n, size):
             e, E = kl_tail_bound.sample_noise(rng, min(size, n - begin), d, s, s)
-            out.append(spectral(chol_inv, e, E)[1])
+            out.append(kl_tail_bound._spectral(chol_inv, e, E, eigenvectors=eigenvectors)[1])
         return time.perf_counter() - start, np.concatenate(out)
 
-    loop_s, _ = draws(kl_tail_bound._spectral, n_loop, 1)
-    vec_s, kl = draws(kl_tail_bound._spectral, n_vec, chunk)
-    eig_s, kl_eig = draws(_spectral_by_eigenvectors, n_vec, chunk)
+    loop_s, _ = draws(n_loop, 1)
+    vec_s, kl = draws(n_vec, chunk)
+    eig_s, kl_eig = draws(n_vec, chunk, eigenvectors=True)
     finite = np.isfinite(kl)
     assert np.array_equal(finite, np.isfinite(kl_eig))
     worst = float(np.max(np.abs(kl[finite] - kl_eig[finite]) / kl_eig[finite]))

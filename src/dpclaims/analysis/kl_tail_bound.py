@@ -460,7 +460,8 @@ def sample_noise(
     return e, E
 
 
-def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray):
+def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray, *,
+              eigenvectors: bool = False):
     """Eigenvalues (n, d) ascending of Σ_q^{-1}E and KL[q||p] (n,), +inf where not PD.
 
     Σ_q = L L^T; Σ_q^{-1}E is similar to W = L^{-1} E L^{-T} (symmetric). With λ the
@@ -470,22 +471,29 @@ def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray):
     The eigenvalues are reported, so they come from ``eigvalsh`` (no eigenvectors), and
     the quadratic form from one batched LU solve: 1.4x the draws per second of ``eigh``
     with eigenvectors at d = 10 (issue 23, ``benchmarks/audit_throughput.py``). Where a
-    PD matrix is singular to working precision the solve raises, and the chunk falls
-    back to the eigenvectors: e^T Σ_p^{-1} e = Σ (V^T u)_i² / (1 + λ_i).
+    PD matrix is singular to working precision the solve raises, and the chunk is done
+    as with ``eigenvectors=True`` (the form before issue 23, which the benchmark times
+    as its baseline): W = V diag(λ) V^T from ``eigh`` and
+    e^T Σ_p^{-1} e = Σ (V^T u)_i² / (1 + λ_i).
     """
     d = chol_inv.shape[0]
     w = chol_inv @ E @ chol_inv.T
     w = 0.5 * (w + np.swapaxes(w, -1, -2))
-    lam = np.linalg.eigvalsh(w)
-    pd = lam[:, 0] > -1.0
-    one_plus = np.where(pd[:, None], 1.0 + lam, 1.0)
     u = e @ chol_inv.T
-    m = np.where(pd[:, None, None], w, 0.0)
-    m[:, np.arange(d), np.arange(d)] += 1.0
-    try:
-        quad = np.einsum("ni,ni->n", u, np.linalg.solve(m, u[..., None])[..., 0])
-    except np.linalg.LinAlgError:
-        _, vec = np.linalg.eigh(w)
+    if not eigenvectors:
+        lam = np.linalg.eigvalsh(w)
+        pd = lam[:, 0] > -1.0
+        m = np.where(pd[:, None, None], w, 0.0)
+        m[:, np.arange(d), np.arange(d)] += 1.0
+        try:
+            quad = np.einsum("ni,ni->n", u, np.linalg.solve(m, u[..., None])[..., 0])
+        except np.linalg.LinAlgError:
+            eigenvectors = True
+    if eigenvectors:
+        lam, vec = np.linalg.eigh(w)
+        pd = lam[:, 0] > -1.0
+    one_plus = np.where(pd[:, None], 1.0 + lam, 1.0)
+    if eigenvectors:
         quad = np.sum(np.einsum("nji,nj->ni", vec, u) ** 2 / one_plus, axis=1)
     kl = 0.5 * (
         np.sum(np.log(one_plus), axis=1)
