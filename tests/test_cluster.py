@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -119,3 +120,104 @@ def test_a_malformed_address_exits_2_naming_it(tmp_path):
     result = CliRunner().invoke(main, ["audit", "--scheduler", "http://host:8786", "--out",
                                        str(tmp_path / "o")])
     assert result.exit_code == 2 and "http://host:8786" in result.output
+
+
+# --------------------------------------------------------------------------- lost mid-run
+
+_WAITS_ON_THE_CLUSTER = '''
+import functools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from dpclaims.claims import CheckTimer, Claim
+from dpclaims.claims.paper import BUDGET_NAMES, Budget, Paper
+
+CLAIM = Claim("wait/x", "Waiting paper", "Eq. 1", "x", "none")
+
+@dataclass(frozen=True)
+class WaitBudget(Budget):
+    n: int = 1
+
+def run(ctx):
+    check = CheckTimer(client=ctx.client).start("wait", functools.partial(time.sleep, 120))
+    Path({marker!r}).write_text("submitted")
+    check.result()  # dpclaims waits on the cluster, as a paper's checks do
+
+PAPER = Paper(id="wait", title="Wait", texts=("wait.txt",), claims=(CLAIM,),
+              budgets={{n: WaitBudget(n) for n in BUDGET_NAMES}}, run=run)
+'''
+
+
+@pytest.mark.skipif(os.name != "posix", reason="kills a scheduler process")
+def test_a_scheduler_lost_mid_run_exits_69_with_one_line_and_no_report(tmp_path):
+    """A real ``dask scheduler`` and ``dask worker``; the scheduler is killed while the
+    audit waits on a task: exit 69 (not 70, "a bug"), one line naming the address and
+    Dask's error, no report and no staging folder left."""
+    distributed = pytest.importorskip("distributed")
+    marker = tmp_path / "submitted"
+    paper = tmp_path / "wait_paper.py"
+    paper.write_text(_WAITS_ON_THE_CLUSTER.format(marker=str(marker)))
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}
+    dask = [sys.executable, "-m", "distributed.cli"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    procs = [subprocess.Popen([*dask[:2], "distributed.cli.dask_scheduler", "--port",
+                               str(port), "--no-dashboard"], **quiet)]
+    try:
+        procs.append(subprocess.Popen([*dask[:2], "distributed.cli.dask_worker", address,
+                                       "--nthreads", "1", "--no-dashboard"], **quiet))
+        with distributed.Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=60)
+        out = tmp_path / "o"
+        run = subprocess.Popen([sys.executable, "-m", "dpclaims.cli", "audit", "--paper",
+                                f"{paper}:PAPER", "--budget", "smoke", "--scheduler", address,
+                                "--out", str(out)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(run)
+        deadline = time.monotonic() + 90
+        while not marker.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists(), run.communicate(timeout=5)
+        procs[0].kill()  # the scheduler
+        _, err = run.communicate(timeout=120)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert run.returncode == 69, err
+    lines = [line for line in err.splitlines() if line.startswith("dpclaims:")]
+    assert len(lines) == 1 and "Traceback" not in err and "ERROR" not in err, err
+    assert f"the Dask cluster at {address} failed mid-run" in lines[0], err
+    assert "Error" in lines[0] and "no report was written" in lines[0], err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "submitted", "wait_paper.py"]
+
+
+def test_lost_cluster_tells_dasks_failures_from_errors_raised_on_a_worker():
+    """The classification behind exit 69: Dask's failures (also as the cause of another
+    exception) and any exception once the client has closed; an exception of the run's
+    own code on a running cluster keeps its meaning."""
+    pytest.importorskip("distributed")
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+
+    from dpclaims.claims.cluster import lost_cluster
+
+    class Client:
+        status = "running"
+
+    assert lost_cluster(Client(), CommClosedError("ConnectionPool closing.")) == (
+        "CommClosedError: ConnectionPool closing.")
+    try:
+        try:
+            raise FutureCancelledError("k", "scheduler-connection-lost")
+        except FutureCancelledError as exc:
+            raise RuntimeError("gathering the blocks") from exc
+    except RuntimeError as exc:
+        assert lost_cluster(Client(), exc).startswith("FutureCancelledError:")
+    assert lost_cluster(Client(), ValueError("a bug")) is None
+    assert lost_cluster(Client(), InputError("missing data file x.csv")) is None
+    Client.status = "closed"
+    assert lost_cluster(Client(), ValueError("Client is closed")) == (
+        "ValueError: Client is closed")

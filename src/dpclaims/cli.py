@@ -5,7 +5,8 @@ Exit codes (the same for ``audit``, ``check`` and ``check-variant``;
 :mod:`dpclaims.claims.headline`): 0 nothing refuted; 1 a claim is refuted (its
 headline); 2 bad input: options, files, a claim or the user's own code (one line on
 stderr naming it; an exception raised in the user's code names the file and line);
-3 a claim was not checkable and none is refuted; 70 an internal error of dpclaims
+3 a claim was not checkable and none is refuted; 69 the Dask cluster of ``audit
+--scheduler`` was lost mid-run (one line; no report); 70 an internal error of dpclaims
 (a bug: one line, the traceback with ``--debug``); 130 interrupted (Ctrl-C).
 ``account`` exits 0, 2, 70 or 130.
 """
@@ -13,6 +14,7 @@ stderr naming it; an exception raised in the user's code names the file and line
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import platform
@@ -36,7 +38,12 @@ class _Main(click.Group):
     turned into one line on stderr and its code, never a traceback (``--debug`` shows it)."""
 
     def invoke(self, ctx):
-        from dpclaims.claims import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED
+        from dpclaims.claims import (
+            EXIT_BAD_INPUT,
+            EXIT_CLUSTER_LOST,
+            EXIT_INTERNAL,
+            EXIT_INTERRUPTED,
+        )
         from dpclaims.claims.core import InputError
 
         try:
@@ -51,7 +58,13 @@ class _Main(click.Group):
             click.echo(f"dpclaims: bad input: {_one_line(exc)}", err=True)
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except Exception as exc:  # noqa: BLE001  (classified: the user's code or ours)
+            from dpclaims.claims.cluster import ClusterLostError
             from dpclaims.claims.user_code import describe_user_error
+
+            if isinstance(exc, ClusterLostError):
+                _debug_traceback(ctx)
+                click.echo(f"dpclaims: {_one_line(exc)}", err=True)
+                raise click.exceptions.Exit(EXIT_CLUSTER_LOST) from None
 
             _debug_traceback(ctx)
             where = describe_user_error(exc)
@@ -94,6 +107,7 @@ def main(ctx, debug):
       1   a claim is refuted
       2   bad input (options, files, a claim, an exception in your code)
       3   a claim was not checkable, none refuted
+      69  the Dask cluster (audit --scheduler) was lost mid-run
       70  internal error of dpclaims (a bug; --debug shows the traceback)
       130 interrupted"""
     ctx.ensure_object(dict)["debug"] = debug
@@ -172,12 +186,26 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
 
             client = cluster.enter_context(connect(scheduler))
             cluster_info = check_workers(client, staging)
+            if not _debug(click.get_current_context()):
+                # a lost scheduler is reported in one line below, not also in Dask's log
+                logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
             def tick(name):
                 show(f"[{label}/{budget}] {name}", name)
 
-            verdicts, sections, meta, timings = run_papers(papers, budget, seed, staging,
-                                                           data_dir, tick, workers, client)
+            try:
+                verdicts, sections, meta, timings = run_papers(
+                    papers, budget, seed, staging, data_dir, tick, workers, client)
+            except Exception as exc:
+                from dpclaims.claims.cluster import ClusterLostError, lost_cluster
+
+                what = None if client is None else lost_cluster(client, exc)
+                if what is None:
+                    raise
+                raise ClusterLostError(
+                    f"the Dask cluster at {scheduler} failed mid-run ({what}); no report "
+                    "was written. The same --seed gives the same results.json: rerun when "
+                    "the cluster is back, or without --scheduler") from exc
             show("writing report")
         run_info = {
             "command": " ".join(["dpclaims"] + sys.argv[1:]),

@@ -22,6 +22,7 @@ from dpclaims.claims.core import (
 )
 from dpclaims.claims.headline import (
     EXIT_BAD_INPUT,
+    EXIT_CLUSTER_LOST,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_NOT_CHECKED,
@@ -36,5 +37,5 @@ from dpclaims.claims.headline import (
 __all__ = ["CLAIM_KINDS", "VERDICTS", "CheckTimer", "Claim", "InputError", "Reading",
            "ReadingKind", "Verdict", "ran_on",
            "HEADLINE_RULE", "claims_summary", "headline", "exit_code", "EXIT_OK",
-           "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_NOT_CHECKED", "EXIT_INTERNAL",
-           "EXIT_INTERRUPTED"]
+           "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_NOT_CHECKED", "EXIT_CLUSTER_LOST",
+           "EXIT_INTERNAL", "EXIT_INTERRUPTED"]

@@ -15,6 +15,11 @@ The checks sent to the workers get their data inside the task (the papers load i
 here), but write their figures into the run's output folder at the path this process
 uses: the output folder (``--out``) must be on a file system every worker shares at
 the same path (:func:`check_workers` refuses the run otherwise).
+
+A cluster that fails mid-run (its scheduler gone, workers dying while they run a
+task) is neither bad input nor a bug of dpclaims: :func:`lost_cluster` recognises it
+and the command exits with :data:`~dpclaims.claims.headline.EXIT_CLUSTER_LOST` (69) and
+one line (:class:`ClusterLostError`); no report is written.
 """
 
 from __future__ import annotations
@@ -29,6 +34,11 @@ from pathlib import Path
 from dpclaims.analysis.validation import InputError
 
 INSTALL = "pip install 'dpclaims[dask]'"
+
+
+class ClusterLostError(RuntimeError):
+    """The Dask cluster failed while a run used it (the CLI exits
+    :data:`~dpclaims.claims.headline.EXIT_CLUSTER_LOST`, 69, with this one line)."""
 
 
 def connect(address: str, timeout: float | None = None):
@@ -156,6 +166,49 @@ def check_workers(client, folder) -> dict:
     workers = info.get("workers", {})
     return {"address": client.scheduler.address, "workers": len(workers),
             "threads": sum(int(w.get("nthreads", 0)) for w in workers.values())}
+
+
+def lost_cluster(client, exc: BaseException) -> str | None:
+    """Whether ``exc``, raised by a run that used ``client``, means the cluster failed.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+        The run's client (:func:`connect`).
+    exc : BaseException
+        What the run raised.
+
+    Returns
+    -------
+    str or None
+        One line saying what failed (the exception's type and message) when the client
+        has closed (it gives up after failing to reconnect to a lost scheduler for
+        ``distributed.comm.timeouts.connect``), or ``exc`` or an exception it was raised
+        from is Dask's sign of a failed cluster: a closed connection
+        (``CommClosedError``) or client (``ClosedClientError``), a future the scheduler
+        cancelled (``FutureCancelledError``), or a task whose workers kept dying
+        (``KilledWorker``: ``distributed.scheduler.allowed-failures`` workers died
+        running it, e.g. out of memory). None otherwise: an exception of dpclaims or
+        of the user's code raised on a worker comes back as itself and keeps its
+        meaning (a bug, exit 70, or bad input, exit 2).
+    """
+    from distributed.client import ClosedClientError, FutureCancelledError
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    chain, seen = [], set()
+    e = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    failed = next((e for e in chain if isinstance(
+        e, (CommClosedError, ClosedClientError, FutureCancelledError, KilledWorker))), None)
+    if failed is None and getattr(client, "status", "running") not in ("closing", "closed"):
+        return None
+    failed = failed or exc
+    what = " ".join(f"{type(failed).__name__}: {failed}".split())
+    return what
 
 
 def worker_facts(folder: str | None) -> dict:

@@ -122,10 +122,12 @@ def claims_summary(verdicts: list[Verdict]) -> list[dict]:
 
 #: Exit codes of every command that checks claims (``audit``, ``check``, ``check-variant``):
 #: nothing refuted; a claim refuted; bad input (the user's options, files, claims or code);
-#: a claim not checkable (and none refuted); an internal error of dpclaims (EX_SOFTWARE of
-#: sysexits.h); interrupted (128 + SIGINT).
+#: a claim not checkable (and none refuted); the Dask cluster of ``audit --scheduler`` lost
+#: mid-run (EX_UNAVAILABLE of sysexits.h: a service the run needs failed; not a bug and
+#: not the user's input); an internal error of dpclaims (EX_SOFTWARE of sysexits.h);
+#: interrupted (128 + SIGINT).
 EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
-EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
+EXIT_CLUSTER_LOST, EXIT_INTERNAL, EXIT_INTERRUPTED = 69, 70, 130
 
 
 def exit_code(verdicts: list[Verdict]) -> int:
