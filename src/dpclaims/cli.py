@@ -20,6 +20,7 @@ import os
 import platform
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import click
@@ -189,6 +190,13 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
             if not _debug(click.get_current_context()):
                 # a lost scheduler is reported in one line below, not also in Dask's log
                 logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+            # while the client tries to reconnect to a lost scheduler, its backoff draws
+            # from the global `random` module (distributed.comm.core.connect), which
+            # Hypothesis, comparing that module's state around each draw of a property
+            # test running here, takes for a strategy using it (ours do not): the run
+            # ends with the one line of exit 69, not also a HypothesisDeprecationWarning
+            warnings.filterwarnings("ignore", message="Do not use the `random` module "
+                                    "inside strategies")
         with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
             def tick(name):
                 show(f"[{label}/{budget}] {name}", name)
