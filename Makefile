@@ -23,7 +23,8 @@ install: $(STAMP)
 ## Run the DP-SEP audit on the embedded default data; writes reports/out/ (replacing an
 ## earlier run's). The audit's exit code says what it found (0 nothing refuted, 1 a claim
 ## refuted, 3 a claim not checkable): each is a finished report, so make succeeds; bad
-## input (2), an internal error (70) or an interrupt (130) fail.
+## input (2), a Dask cluster lost mid-run (69, with DPCLAIMS_SCHEDULER set), an internal
+## error (70) or an interrupt (130) fail.
 audit: $(STAMP)
 	@$(BIN)/dpclaims audit --paper dpsep --budget quick --seed 0 --out reports/out --overwrite; \
 	code=$$?; case $$code in \

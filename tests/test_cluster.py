@@ -151,34 +151,39 @@ PAPER = Paper(id="wait", title="Wait", texts=("wait.txt",), claims=(CLAIM,),
 @pytest.mark.skipif(os.name != "posix", reason="kills a scheduler process")
 def test_a_scheduler_lost_mid_run_exits_69_with_one_line_and_no_report(tmp_path):
     """A real ``dask scheduler`` and ``dask worker``; the scheduler is killed while the
-    audit waits on a task: exit 69 (not 70, "a bug"), one line naming the address and
-    Dask's error, no report and no staging folder left."""
+    audit waits on a task: exit 69 (not 70, "a bug", nor 2, "your code", where the
+    plugin's run() waited), one line naming the address and Dask's error, no report and
+    no staging folder left."""
     distributed = pytest.importorskip("distributed")
     marker = tmp_path / "submitted"
     paper = tmp_path / "wait_paper.py"
     paper.write_text(_WAITS_ON_THE_CLUSTER.format(marker=str(marker)))
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}
-    dask = [sys.executable, "-m", "distributed.cli"]
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "30s"}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
-    procs = [subprocess.Popen([*dask[:2], "distributed.cli.dask_scheduler", "--port",
-                               str(port), "--no-dashboard"], **quiet)]
+    scheduler_file = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                               "--port", "0", "--no-dashboard", "--scheduler-file",
+                               str(scheduler_file)], **quiet)]
     try:
-        procs.append(subprocess.Popen([*dask[:2], "distributed.cli.dask_worker", address,
-                                       "--nthreads", "1", "--no-dashboard"], **quiet))
-        with distributed.Client(address, timeout=30, set_as_default=False) as client:
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                                       "--scheduler-file", str(scheduler_file), "--nthreads",
+                                       "1", "--no-dashboard"], **quiet))
+        with distributed.Client(scheduler_file=str(scheduler_file), timeout=60,
+                                set_as_default=False) as client:
             client.wait_for_workers(1, timeout=60)
+            address = client.scheduler.address
         out = tmp_path / "o"
-        run = subprocess.Popen([sys.executable, "-m", "dpclaims.cli", "audit", "--paper",
-                                f"{paper}:PAPER", "--budget", "smoke", "--scheduler", address,
-                                "--out", str(out)], env=env,
+        run = subprocess.Popen([sys.executable, "-c", "from dpclaims.cli import main; main()",
+                                "audit", "--paper", f"{paper}:PAPER", "--budget", "smoke",
+                                "--scheduler", address, "--out", str(out)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         procs.append(run)
         deadline = time.monotonic() + 90
         while not marker.exists() and run.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert marker.exists(), run.communicate(timeout=5)
+        if not marker.exists():
+            run.kill()
+            pytest.fail(f"the audit did not reach the cluster: {run.communicate()}")
         procs[0].kill()  # the scheduler
         _, err = run.communicate(timeout=120)
     finally:
@@ -189,35 +194,80 @@ def test_a_scheduler_lost_mid_run_exits_69_with_one_line_and_no_report(tmp_path)
     lines = [line for line in err.splitlines() if line.startswith("dpclaims:")]
     assert len(lines) == 1 and "Traceback" not in err and "ERROR" not in err, err
     assert f"the Dask cluster at {address} failed mid-run" in lines[0], err
-    assert "Error" in lines[0] and "no report was written" in lines[0], err
+    assert "CancelledError" in lines[0] and "no report was written" in lines[0], err
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [
-        "submitted", "wait_paper.py"]
+        "scheduler.json", "submitted", "wait_paper.py"]
+
+
+_RAISES = _WAITS_ON_THE_CLUSTER.replace(
+    "    check.result()  # dpclaims waits on the cluster, as a paper's checks do\n",
+    "    check.cancel()\n"
+    "    raise ValueError('a bug in the plugin')\n")
+
+
+def test_an_error_of_the_users_code_on_a_live_cluster_stays_bad_input(dask_client, tmp_path):
+    """The other direction: under --scheduler, with the cluster up, an exception raised
+    by the plugin's own code is still bad input (exit 2) naming its file, not 69."""
+    paper = tmp_path / "raises_paper.py"
+    paper.write_text(_RAISES.format(marker=str(tmp_path / "submitted")))
+    result = CliRunner().invoke(main, ["audit", "--paper", f"{paper}:PAPER", "--budget",
+                                       "smoke", "--scheduler", dask_client.scheduler.address,
+                                       "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    assert "an exception in your code" in result.output and "raises_paper.py" in result.output
+    assert "a bug in the plugin" in result.output and "Dask cluster" not in result.output
 
 
 def test_lost_cluster_tells_dasks_failures_from_errors_raised_on_a_worker():
-    """The classification behind exit 69: Dask's failures (also as the cause of another
-    exception) and any exception once the client has closed; an exception of the run's
-    own code on a running cluster keeps its meaning."""
+    """The classification behind exit 69: Dask's failures (also as the cause or context
+    of another exception), and an exception raised inside Dask's own code once the
+    client has closed; an exception of the run's own code keeps its meaning, on a
+    running cluster or a closed one, and bad input always does."""
     pytest.importorskip("distributed")
-    from distributed.client import FutureCancelledError
+    from distributed.client import ClosedClientError, FutureCancelledError
+    from distributed.comm import get_address_host_port
     from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
 
     from dpclaims.claims.cluster import lost_cluster
 
     class Client:
         status = "running"
 
-    assert lost_cluster(Client(), CommClosedError("ConnectionPool closing.")) == (
-        "CommClosedError: ConnectionPool closing.")
-    try:
+    def raised(exc, cause=None, context=None):
         try:
-            raise FutureCancelledError("k", "scheduler-connection-lost")
-        except FutureCancelledError as exc:
-            raise RuntimeError("gathering the blocks") from exc
-    except RuntimeError as exc:
-        assert lost_cluster(Client(), exc).startswith("FutureCancelledError:")
-    assert lost_cluster(Client(), ValueError("a bug")) is None
-    assert lost_cluster(Client(), InputError("missing data file x.csv")) is None
-    Client.status = "closed"
-    assert lost_cluster(Client(), ValueError("Client is closed")) == (
-        "ValueError: Client is closed")
+            try:
+                if context is not None:
+                    raise context
+            finally:
+                raise exc from cause
+        except BaseException as e:  # noqa: BLE001
+            return e
+
+    running = Client()
+    assert lost_cluster(running, CommClosedError("ConnectionPool closing.")) == (
+        "CommClosedError: ConnectionPool closing.")
+    cancelled = FutureCancelledError("k", "scheduler-connection-lost")
+    assert lost_cluster(running, raised(RuntimeError("gathering"), cause=cancelled)
+                        ).startswith("FutureCancelledError:")
+    assert lost_cluster(running, raised(RuntimeError("cleanup"), context=ClosedClientError(
+        "Client is closed"))).startswith("ClosedClientError:")
+    last = type("WorkerState", (), {"address": "tcp://10.0.0.2:4000"})()
+    what = lost_cluster(running, KilledWorker("x", last, 3))
+    assert what.startswith("KilledWorker: Attempted to run task 'x' on 4 different workers")
+    assert what.endswith("the task itself may be the cause (memory, a crash in native code): "
+                         "see the workers' logs")
+    assert lost_cluster(running, raised(ValueError("a bug"))) is None
+    assert lost_cluster(running, InputError("missing data file x.csv")) is None
+
+    closed = Client()
+    closed.status = "closed"
+    assert lost_cluster(closed, raised(ValueError("a bug after the loss"))) is None
+    assert lost_cluster(closed, InputError("missing data file x.csv")) is None
+    in_dask = None
+    try:
+        get_address_host_port("tcp://")  # raises inside distributed
+    except ValueError as exc:
+        in_dask = exc
+    assert in_dask is not None and lost_cluster(closed, in_dask).startswith("ValueError:")
+    assert lost_cluster(running, in_dask) is None

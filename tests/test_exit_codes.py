@@ -1,6 +1,7 @@
 """Every exit-code path of the CLI (issue 21): the code, and one line on stderr that names
 the problem, never a traceback. 0 nothing refuted, 1 refuted, 2 bad input, 3 not
-checkable, 70 internal error, 130 interrupted."""
+checkable, 70 internal error, 130 interrupted; 69 (a Dask cluster failed mid-run) is
+tested in tests/test_cluster.py, with a real scheduler."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Exit codes (the same for ``audit``, ``check`` and ``check-variant``;
 headline); 2 bad input: options, files, a claim or the user's own code (one line on
 stderr naming it; an exception raised in the user's code names the file and line);
 3 a claim was not checkable and none is refuted; 69 the Dask cluster of ``audit
---scheduler`` was lost mid-run (one line; no report); 70 an internal error of dpclaims
+--scheduler`` failed mid-run (one line; no report); 70 an internal error of dpclaims
 (a bug: one line, the traceback with ``--debug``); 130 interrupted (Ctrl-C).
 ``account`` exits 0, 2, 70 or 130.
 """
@@ -80,6 +80,23 @@ class _Main(click.Group):
             raise click.exceptions.Exit(EXIT_INTERNAL) from None
 
 
+@contextlib.contextmanager
+def _quiet_dask_client_log():
+    """Dask's client logger at CRITICAL while the command runs. Restored when it ends
+    normally; not after an exception (a lost cluster): the client's reconnection,
+    which goes on until the process ends, would log it again after the one line."""
+    try:  # first: importing distributed sets this logger's level from Dask's config
+        import distributed  # noqa: F401
+    except ImportError:  # connect() says how to install it
+        yield
+        return
+    log = logging.getLogger("distributed.client")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    yield
+    log.setLevel(level)
+
+
 def _debug(ctx) -> bool:
     return bool((ctx.obj or {}).get("debug"))
 
@@ -108,7 +125,7 @@ def main(ctx, debug):
       1   a claim is refuted
       2   bad input (options, files, a claim, an exception in your code)
       3   a claim was not checkable, none refuted
-      69  the Dask cluster (audit --scheduler) was lost mid-run
+      69  the Dask cluster (audit --scheduler) failed mid-run
       70  internal error of dpclaims (a bug; --debug shows the traceback)
       130 interrupted"""
     ctx.ensure_object(dict)["debug"] = debug
@@ -185,18 +202,19 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
         if scheduler is not None:  # no scheduler, or an unfit worker: one line, exit 2
             from dpclaims.claims.cluster import check_workers, connect
 
-            client = cluster.enter_context(connect(scheduler))
-            cluster_info = check_workers(client, staging)
+            # a lost scheduler is reported in one line, not also in Dask's log; and
+            # while the client tries to reconnect to a lost scheduler,
+            # its backoff draws from the global `random` module
+            # (distributed.comm.core.connect), which Hypothesis, comparing that module's
+            # state around each draw of a property test running here, takes for a
+            # strategy using it (ours do not)
             if not _debug(click.get_current_context()):
-                # a lost scheduler is reported in one line below, not also in Dask's log
-                logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
-            # while the client tries to reconnect to a lost scheduler, its backoff draws
-            # from the global `random` module (distributed.comm.core.connect), which
-            # Hypothesis, comparing that module's state around each draw of a property
-            # test running here, takes for a strategy using it (ours do not): the run
-            # ends with the one line of exit 69, not also a HypothesisDeprecationWarning
+                cluster.enter_context(_quiet_dask_client_log())
+            cluster.enter_context(warnings.catch_warnings())
             warnings.filterwarnings("ignore", message="Do not use the `random` module "
                                     "inside strategies")
+            client = cluster.enter_context(connect(scheduler))
+            cluster_info = check_workers(client, staging)
         with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
             def tick(name):
                 show(f"[{label}/{budget}] {name}", name)
@@ -212,8 +230,8 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
                     raise
                 raise ClusterLostError(
                     f"the Dask cluster at {scheduler} failed mid-run ({what}); no report "
-                    "was written. The same --seed gives the same results.json: rerun when "
-                    "the cluster is back, or without --scheduler") from exc
+                    "was written. The same --seed gives the same results.json: rerun on a "
+                    "working cluster, or without --scheduler") from exc
             show("writing report")
         run_info = {
             "command": " ".join(["dpclaims"] + sys.argv[1:]),

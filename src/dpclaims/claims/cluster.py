@@ -141,13 +141,20 @@ def check_workers(client, folder) -> dict:
     InputError
         A worker that cannot import dpclaims, differs in a version or the source, or
         cannot write to ``folder``, naming the worker and the difference.
+    ClusterLostError
+        The cluster failed while its workers were checked (:func:`lost_cluster`).
     """
     folder = str(Path(folder).resolve())
+    address = client.scheduler.address
     here = worker_facts(None)
     try:
         there = client.run(worker_facts, folder)
     except Exception as exc:  # noqa: BLE001  (the worker's import or pickling error)
-        raise InputError(f"the Dask workers of {client.scheduler.address} cannot run "
+        what = lost_cluster(client, exc)
+        if what is not None:
+            raise ClusterLostError(f"the Dask cluster at {address} failed while its workers "
+                                   f"were checked ({what}); no report was written") from exc
+        raise InputError(f"the Dask workers of {address} cannot run "
                          f"dpclaims ({type(exc).__name__}: {exc}); install it with the same "
                          f"versions on every worker ({INSTALL})") from exc
     for worker, facts in sorted(there.items()):
@@ -181,34 +188,62 @@ def lost_cluster(client, exc: BaseException) -> str | None:
     Returns
     -------
     str or None
-        One line saying what failed (the exception's type and message) when the client
-        has closed (it gives up after failing to reconnect to a lost scheduler for
-        ``distributed.comm.timeouts.connect``), or ``exc`` or an exception it was raised
-        from is Dask's sign of a failed cluster: a closed connection
-        (``CommClosedError``) or client (``ClosedClientError``), a future the scheduler
-        cancelled (``FutureCancelledError``), or a task whose workers kept dying
-        (``KilledWorker``: ``distributed.scheduler.allowed-failures`` workers died
-        running it, e.g. out of memory). None otherwise: an exception of dpclaims or
-        of the user's code raised on a worker comes back as itself and keeps its
-        meaning (a bug, exit 70, or bad input, exit 2).
+        One line saying what failed (the exception's type and message, and for a
+        ``KilledWorker`` that the task itself may be the cause) when ``exc`` or an
+        exception it was raised from or during is Dask's sign of a failed cluster: a
+        closed connection (``CommClosedError``) or client (``ClosedClientError``),
+        futures the scheduler cancelled (``FutureCancelledError``,
+        ``FuturesCancelledError``: Dask cancels every pending future the moment the
+        connection to the scheduler drops), a task whose workers kept dying
+        (``KilledWorker``: ``distributed.scheduler.allowed-failures`` of them died
+        running it); or when the client has closed (it gives up reconnecting after
+        ``distributed.comm.timeouts.connect``) and the exception was raised inside
+        Dask's own code (a call on the closed client). None otherwise, and always
+        for :class:`InputError`: an exception of dpclaims or of the user's code, here
+        or raised on a worker (Dask raises it again with the worker's traceback),
+        keeps its meaning (a bug, exit 70, or bad input, exit 2), also after the
+        client has closed.
     """
-    from distributed.client import ClosedClientError, FutureCancelledError
+    from distributed.client import (
+        ClosedClientError,
+        FutureCancelledError,
+        FuturesCancelledError,
+    )
     from distributed.comm.core import CommClosedError
     from distributed.scheduler import KilledWorker
 
+    if isinstance(exc, InputError):
+        return None
     chain, seen = [], set()
     e = exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         chain.append(e)
         e = e.__cause__ or e.__context__
-    failed = next((e for e in chain if isinstance(
-        e, (CommClosedError, ClosedClientError, FutureCancelledError, KilledWorker))), None)
-    if failed is None and getattr(client, "status", "running") not in ("closing", "closed"):
+    dask_failures = (CommClosedError, ClosedClientError, FutureCancelledError,
+                     FuturesCancelledError, KilledWorker)
+    failed = next((e for e in chain if isinstance(e, dask_failures)), None)
+    if failed is None and getattr(client, "status", "running") in ("closing", "closed"):
+        failed = next((e for e in chain if _raised_in_dask(e)), None)
+    if failed is None:
         return None
-    failed = failed or exc
     what = " ".join(f"{type(failed).__name__}: {failed}".split())
+    if isinstance(failed, KilledWorker):
+        what += ("; the task itself may be the cause (memory, a crash in native code): see "
+                 "the workers' logs")
     return what
+
+
+def _raised_in_dask(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc``'s traceback is in the ``distributed``
+    package (an exception re-raised from a worker carries the worker's frames)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "")
+    return module == "distributed" or module.startswith("distributed.")
 
 
 def worker_facts(folder: str | None) -> dict:

@@ -120,14 +120,22 @@ def claims_summary(verdicts: list[Verdict]) -> list[dict]:
     return out
 
 
-#: Exit codes of every command that checks claims (``audit``, ``check``, ``check-variant``):
-#: nothing refuted; a claim refuted; bad input (the user's options, files, claims or code);
-#: a claim not checkable (and none refuted); the Dask cluster of ``audit --scheduler`` lost
-#: mid-run (EX_UNAVAILABLE of sysexits.h: a service the run needs failed; not a bug and
-#: not the user's input); an internal error of dpclaims (EX_SOFTWARE of sysexits.h);
-#: interrupted (128 + SIGINT).
-EXIT_OK, EXIT_REFUTED, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
-EXIT_CLUSTER_LOST, EXIT_INTERNAL, EXIT_INTERRUPTED = 69, 70, 130
+# Exit codes of every command that checks claims (``audit``, ``check``, ``check-variant``).
+#: Nothing refuted.
+EXIT_OK = 0
+#: A claim's headline is refuted.
+EXIT_REFUTED = 1
+#: Bad input: the user's options, files, claims or code.
+EXIT_BAD_INPUT = 2
+#: A claim not checkable, and none refuted.
+EXIT_NOT_CHECKED = 3
+#: The Dask cluster of ``audit --scheduler`` failed mid-run (EX_UNAVAILABLE of sysexits.h:
+#: a service the run needs failed; neither a bug nor the user's input).
+EXIT_CLUSTER_LOST = 69
+#: An internal error of dpclaims (EX_SOFTWARE of sysexits.h).
+EXIT_INTERNAL = 70
+#: Interrupted (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 
 
 def exit_code(verdicts: list[Verdict]) -> int:
