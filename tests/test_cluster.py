@@ -271,3 +271,28 @@ def test_lost_cluster_tells_dasks_failures_from_errors_raised_on_a_worker():
         in_dask = exc
     assert in_dask is not None and lost_cluster(closed, in_dask).startswith("ValueError:")
     assert lost_cluster(running, in_dask) is None
+
+
+def test_a_scheduler_lost_while_the_workers_are_checked_is_a_lost_cluster(tmp_path):
+    """check_workers: Dask's failure during the check is 69 (ClusterLostError), any other
+    failure of the workers' import or pickling stays bad input."""
+    pytest.importorskip("distributed")
+    from distributed.comm.core import CommClosedError
+
+    from dpclaims.claims.cluster import ClusterLostError, check_workers
+
+    class Client:
+        status = "running"
+        scheduler = type("Rpc", (), {"address": "tcp://10.0.0.1:8786"})()
+
+        def __init__(self, exc):
+            self.exc = exc
+
+        def run(self, *args):
+            raise self.exc
+
+    with pytest.raises(ClusterLostError, match=r"tcp://10.0.0.1:8786 failed while its "
+                                               r"workers were checked \(CommClosedError"):
+        check_workers(Client(CommClosedError("in <TCP>: Stream is closed")), tmp_path)
+    with pytest.raises(InputError, match="cannot run dpclaims"):
+        check_workers(Client(ImportError("No module named 'dpclaims'")), tmp_path)
