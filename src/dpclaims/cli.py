@@ -202,12 +202,11 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
         if scheduler is not None:  # no scheduler, or an unfit worker: one line, exit 2
             from dpclaims.claims.cluster import check_workers, connect
 
-            # a lost scheduler is reported in one line, not also in Dask's log; and
-            # while the client tries to reconnect to a lost scheduler,
-            # its backoff draws from the global `random` module
-            # (distributed.comm.core.connect), which Hypothesis, comparing that module's
-            # state around each draw of a property test running here, takes for a
-            # strategy using it (ours do not)
+            # a lost scheduler is reported in one line, not also in Dask's log; and while
+            # the client tries to reconnect to it, its backoff draws from the global
+            # `random` module (distributed.comm.core.connect), which Hypothesis, comparing
+            # that module's state around each draw of a property test running here,
+            # takes for a strategy using it (ours do not)
             if not _debug(click.get_current_context()):
                 cluster.enter_context(_quiet_dask_client_log())
             cluster.enter_context(warnings.catch_warnings())
