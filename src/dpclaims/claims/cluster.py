@@ -28,10 +28,12 @@ import asyncio
 import hashlib
 import os
 import platform
+import traceback
 from importlib import metadata
 from pathlib import Path
 
 from dpclaims.analysis.validation import InputError
+from dpclaims.claims.user_code import exception_chain
 
 INSTALL = "pip install 'dpclaims[dask]'"
 
@@ -214,12 +216,7 @@ def lost_cluster(client, exc: BaseException) -> str | None:
 
     if isinstance(exc, InputError):
         return None
-    chain, seen = [], set()
-    e = exc
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        chain.append(e)
-        e = e.__cause__ or e.__context__
+    chain = exception_chain(exc)
     dask_failures = (CommClosedError, ClosedClientError, FutureCancelledError,
                      FuturesCancelledError, KilledWorker)
     failed = next((e for e in chain if isinstance(e, dask_failures)), None)
@@ -237,12 +234,8 @@ def lost_cluster(client, exc: BaseException) -> str | None:
 def _raised_in_dask(exc: BaseException) -> bool:
     """Whether the innermost frame of ``exc``'s traceback is in the ``distributed``
     package (an exception re-raised from a worker carries the worker's frames)."""
-    tb = exc.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    module = tb.tb_frame.f_globals.get("__name__", "")
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    module = frames[-1].f_globals.get("__name__", "") if frames else ""
     return module == "distributed" or module.startswith("distributed.")
 
 

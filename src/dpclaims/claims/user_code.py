@@ -48,28 +48,37 @@ def _is_user(filename: str) -> bool:
     return path in USER_SOURCES or any(path.startswith(root + "/") for root in USER_ROOTS)
 
 
+def exception_chain(exc: BaseException | None) -> list[BaseException]:
+    """``exc`` first, then the exception it was raised from or during (its ``__cause__``,
+    else its ``__context__``), and so on; each once (a cycle ends the list). Empty for
+    None."""
+    chain, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return chain
+
+
 def user_frame(exc: BaseException) -> tuple[str, int, str] | None:
     """(file, line, function) of the innermost frame of ``exc``'s traceback in the user's
     code (:data:`USER_SOURCES`, :data:`USER_ROOTS`), following ``__cause__`` /
     ``__context__`` and the text of a traceback sent back by a worker process; None when
     the user's code is not in it.
     """
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
+    for e in exception_chain(exc):
         found = None
-        for frame in traceback.extract_tb(exc.__traceback__):
+        for frame in traceback.extract_tb(e.__traceback__):
             if _is_user(frame.filename):
                 found = (frame.filename, frame.lineno, frame.name)
         if found:
             return found
-        text = str(exc) if type(exc).__name__ == "_RemoteTraceback" else ""
+        text = str(e) if type(e).__name__ == "_RemoteTraceback" else ""
         for m in re.finditer(r'File "([^"]+)", line (\d+), in (\S+)', text):
             if _is_user(m.group(1)):
                 found = (m.group(1), int(m.group(2)), m.group(3))
         if found:
             return found
-        exc = exc.__cause__ or exc.__context__
     return None
 
 
