@@ -1,6 +1,6 @@
 """Tightness of the audit certificate on the Gaussian mechanism, against the statistical limit.
 
-Run: ``.venv/bin/python benchmarks/audit_tightness.py [--quick] [--workers K]``.
+Run: ``.venv/bin/python benchmarks/audit_tightness.py [--quick] [--workers K] [--no-power]``.
 
 Ground truth: the Gaussian mechanism on the 1-D sum query with L2 sensitivity 1,
 noise multiplier sigma = ``dp_accounting.get_sigma_gaussian(eps, delta)``, so that
@@ -37,7 +37,20 @@ oracle/limit   the ceiling of any split design holding out as many trials as the
 vs jax_priv    median over seeds of our certificate / jax_privacy's best
                Clopper-Pearson certificate on the same outputs
                (:func:`jax_privacy_best`; nan when jax_privacy is not installed).
+rank/limit     the same audits with ``threshold="rank"`` (:class:`RankThreshold`: a
+               10 % training split chooses a rank among ranks anchored at the claim;
+               the threshold is that order statistic of D0's held-out 90 %): median
+               certificate / limit.
+rank min       smallest rank certificate / limit over the R seeds.
+rank vs jax    median over seeds of the rank certificate / jax_privacy's best.
 target         "yes" when median cert/limit >= 0.9, the target.
+
+Then (unless ``--no-power``) the power of both designs against mechanisms that add
+less noise than their claim needs (sigma = the claim's sigma / shrink, so the true
+epsilon is above the claim): over R seeds at 10^4 (R = 101) and 10^5 (R = 41) trials
+per dataset, the fraction of audits that refute the claim and the median
+certificates over the limit of the true mechanism. On correct claims (the table
+above) neither design may refute more often than alpha: none did at any cell.
 
 The limit uses all n trials per dataset, while the certificate rests on the
 held-out 80 % (the split strategy spends 20 % on fitting the score and choosing
@@ -56,18 +69,20 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from dataclasses import dataclass
 
 import dp_accounting
 import numpy as np
 from scipy.stats import norm
 
 from dpclaims.audits.core import audit, epsilon_lower_bound, optimal_cp_limit
-from dpclaims.audits.mechanism import GaussianMechanism, replace_one
+from dpclaims.audits.mechanism import GaussianMechanism, PrivacyClaim, replace_one
 
 DELTA = 1e-5
 ALPHA = 0.05
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
 TARGET = 0.9
+ISSUE_23_TARGET = 0.96
 
 
 def sum_query(data) -> np.ndarray:
@@ -138,20 +153,26 @@ def run_cell(eps: float, n: int, reps: int, workers: int, auditing=None) -> dict
     true_eps = mech.claim.epsilon
     pair = replace_one(np.zeros(10), 0, 1.0)
     limit = statistical_limit(sigma, n)
-    certs, gdps, creds, theirs = [], [], [], []
+    certs, gdps, creds, theirs, ranks = [], [], [], [], []
     for seed in range(reps):
         r = audit(mech, pair, n, alpha=ALPHA, seed=seed, workers=workers)
+        ranks.append(audit(mech, pair, n, alpha=ALPHA, seed=seed, workers=workers,
+                           threshold="rank").epsilon_lower_bound)
         certs.append(r.epsilon_lower_bound)
         gdps.append(np.nan if r.epsilon_gdp_estimate is None else r.epsilon_gdp_estimate)
         creds.append(r.epsilon_credible_lower)
         if auditing is not None:
             theirs.append(jax_privacy_best(auditing, mech, pair, n, seed))
-    certs = np.asarray(certs)
+    certs, ranks = np.asarray(certs), np.asarray(ranks)
     ceiling = oracle_split_ceiling(sigma, n, r.n_held_out, np.random.default_rng(7))
-    ratio = np.nan
+    ratio = rank_ratio = np.nan
     if theirs:
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = float(np.median(certs / np.asarray(theirs)))
+            rank_ratio = float(np.median(ranks / np.asarray(theirs)))
+    if np.any(certs > true_eps) or np.any(ranks > true_eps):
+        print(f"REFUTED a correct claim: eps {eps:g}, n {n}: split {certs.max():.4f}, "
+              f"rank {ranks.max():.4f} > {true_eps:.4f}")
     return {
         "eps": eps, "n": n, "reps": reps,
         "limit/eps": limit / true_eps,
@@ -162,7 +183,46 @@ def run_cell(eps: float, n: int, reps: int, workers: int, auditing=None) -> dict
         "vs jax_priv": ratio,
         "gdp/eps": np.nanmedian(gdps) / true_eps if not np.all(np.isnan(gdps)) else np.nan,
         "cred/eps": np.median(creds) / true_eps,
+        "rank/limit": np.median(ranks) / limit,
+        "rank min": ranks.min() / limit,
+        "rank vs jax": rank_ratio,
     }
+
+
+POWER_CASES = ((1.0, 2.0), (1.0, 1.5), (0.5, 2.0), (2.0, 1.5), (1.0, 1.25))  # (claim, shrink)
+
+
+@dataclass(frozen=True)
+class Understated:
+    """The Gaussian mechanism with noise std ``sigma`` claiming (``claimed``, DELTA):
+    the claim is false when sigma is below the claim's calibration."""
+
+    sigma: float
+    claimed: float
+    name: str = "gaussian-understated"
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim(self.claimed, DELTA, "replace-one")
+
+    def release(self, data, rng, n: int) -> np.ndarray:
+        return sum_query(data)[None, :] + self.sigma * rng.standard_normal((n, 1))
+
+
+def power_row(claimed: float, shrink: float, n: int, reps: int, workers: int) -> dict:
+    """Refutation rates and median certificates of both designs over seeds 0..reps-1."""
+    sigma = dp_accounting.get_sigma_gaussian(claimed, DELTA) / shrink
+    mech = Understated(sigma, claimed)
+    pair = replace_one(np.zeros(10), 0, 1.0)
+    limit = statistical_limit(sigma, n)
+    out = {"claim": claimed, "true eps": dp_accounting.get_epsilon_gaussian(sigma, DELTA),
+           "n": n, "R": reps}
+    for name, threshold in (("split", "split"), ("rank", "rank")):
+        c = np.array([audit(mech, pair, n, alpha=ALPHA, seed=s, workers=workers,
+                            threshold=threshold).epsilon_lower_bound for s in range(reps)])
+        out[f"refuted {name}"] = float(np.mean(c > claimed))
+        out[f"{name}/limit"] = float(np.median(c) / limit)
+    return out
 
 
 def main(argv=None) -> None:
@@ -170,6 +230,8 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="R = 2 and n <= 1e5 (a smoke run)")
     parser.add_argument("--workers", type=int, default=1, help="processes passed to audit")
+    parser.add_argument("--no-power", action="store_true",
+                        help="skip the power table (mechanisms that break their claim)")
     args = parser.parse_args(argv)
 
     sizes = (10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)
@@ -181,10 +243,13 @@ def main(argv=None) -> None:
         for n in sizes:
             reps = 2 if args.quick else (15 if n <= 100_000 else 7)
             rows.append(run_cell(eps, n, reps, args.workers, auditing))
+    power = [] if args.no_power else [
+        power_row(c, shrink, n, (2 if args.quick else r), args.workers)
+        for n, r in ((10_000, 101), (100_000, 41)) for c, shrink in POWER_CASES]
     wall = time.perf_counter() - start
 
     cols = ["limit/eps", "cert/eps", "cert/limit", "min c/limit", "oracle/limit", "vs jax_priv",
-            "gdp/eps", "cred/eps"]
+            "gdp/eps", "cred/eps", "rank/limit", "rank min", "rank vs jax"]
     print(f"Gaussian mechanism, delta = {DELTA:g}, alpha = {ALPHA}, split threshold "
           f"(certificate on the held-out 80 %), workers = {args.workers}; jax_privacy "
           f"{'installed' if auditing else 'not installed (vs jax_priv: nan)'}; load average "
@@ -196,6 +261,18 @@ def main(argv=None) -> None:
               + "".join(f"{row[c]:>13.3f}" for c in cols) + f"{ok:>8}")
     met = sum(row["cert/limit"] >= TARGET for row in rows)
     print(f"target (median certificate >= {TARGET} x limit) met in {met} of {len(rows)} cells")
+    for col in ("cert/limit", "rank/limit"):
+        high = sum(row[col] >= ISSUE_23_TARGET for row in rows)
+        print(f"issue 23's target (median >= {ISSUE_23_TARGET} x limit), {col}: met in {high} "
+              f"of {len(rows)} cells")
+    if power:
+        print("\npower against mechanisms with less noise than their claim needs "
+              "(x/limit: median certificate / the true mechanism's limit)")
+        pcols = list(power[0])
+        print("".join(f"{c:>14}" for c in pcols))
+        for row in power:
+            print("".join(f"{row[c]:>14d}" if c in ("n", "R") else f"{row[c]:>14.3f}"
+                          for c in pcols))
     print(f"total wall time: {wall:.1f} s")
 
 

@@ -14,8 +14,8 @@ The names are loaded on first use (PEP 562), so that importing one light submodu
 from importlib import import_module
 
 _WHERE = {
-    "core": ("AuditResult", "BonferroniThresholds", "ExplicitThreshold", "SplitThreshold",
-             "audit", "epsilon_lower_bound"),
+    "core": ("AuditResult", "BonferroniThresholds", "ExplicitThreshold", "RankThreshold",
+             "SplitThreshold", "audit", "epsilon_lower_bound"),
     "mechanism": ("GaussianMechanism", "InvalidMechanismError", "Mechanism", "NeighbouringPair",
                   "PrivacyClaim", "Sensitivity", "add_one", "canary_pair", "remove_one",
                   "replace_one", "sensitivity_note", "sensitivity_of", "validate_mechanism"),
