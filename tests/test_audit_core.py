@@ -377,7 +377,8 @@ def test_claim_anchored_ranks_maximise_the_expected_certificate():
     n, eps = 3000, 1.0
     ranks = claim_anchored_ranks(eps, DELTA, n, 0.05)
     assert len(ranks) == 5 and ranks.dtype == np.int64
-    # larger epsilons put the best threshold further into the tail: fewer errors
+    # here (eps = 1, n = 3000: the first direction's bound decides) larger epsilons put the
+    # best threshold further into the tail: fewer errors
     assert np.all(np.diff(ranks) <= 0) and 1 <= ranks.min() and ranks.max() <= n // 2
     # the claim's own rank is (within the grid's spacing) the best of every k in [1, n/2]
     mu = 1 / dp_accounting.get_sigma_gaussian(eps, DELTA)
@@ -397,10 +398,12 @@ def test_choose_rank_follows_the_separation_and_falls_back_to_the_claim():
     rng = np.random.default_rng(0)
     x0 = rng.standard_normal(5000)
     # barely separated scores: the most errors (the claim's rank); well separated: fewer
-    assert choose_rank(x0, rng.standard_normal(5000) + 0.3, ranks, 10_000, DELTA, 0.05) == 50
-    assert choose_rank(x0, rng.standard_normal(5000) + 4.0, ranks, 10_000, DELTA, 0.05) < 50
-    assert choose_rank(np.ones(10), np.ones(10), ranks, 10_000, DELTA, 0.05) == 50
-    assert choose_rank(x0[:1], x0[:1], ranks, 10_000, DELTA, 0.05) == 50
+    assert choose_rank(x0, rng.standard_normal(5000) + 0.3, ranks, 10_000, DELTA,
+                       0.05) == (50, True)
+    k, fitted = choose_rank(x0, rng.standard_normal(5000) + 4.0, ranks, 10_000, DELTA, 0.05)
+    assert k < 50 and fitted
+    assert choose_rank(np.ones(10), np.ones(10), ranks, 10_000, DELTA, 0.05) == (50, False)
+    assert choose_rank(x0[:1], x0[:1], ranks, 10_000, DELTA, 0.05) == (50, False)
 
 
 def test_rank_threshold_certificate_is_the_order_statistics_and_reads_back():
@@ -421,8 +424,67 @@ def test_rank_threshold_certificate_is_the_order_statistics_and_reads_back():
         audit(RandomisedResponse(1.0), replace_one(np.zeros(3), 0, 1.0), 1000, threshold="rank")
     with pytest.raises(ValueError, match="2 held-out"):
         audit(m, PAIR, 2, threshold="rank")
-    with pytest.raises(ValueError, match="multipliers"):
-        RankThreshold(multipliers=(1.0, -2.0))
+    for bad in ((1.0, -2.0), (), "ab", 2.0, ((1.0,),)):
+        with pytest.raises(ValueError, match="multipliers"):
+            RankThreshold(multipliers=bad)
+
+
+@dataclass(frozen=True)
+class RandomisedResponseDelta:
+    """Randomised response on record 0's bit with a delta of its own: 2 + b with
+    probability delta, else b with probability e^eps / (1 + e^eps): exactly (eps,
+    delta)-DP, replace-one; outputs (n, 1) on four levels."""
+
+    eps: float = 1.0
+    delta: float = 1e-3
+    name: str = "rr-delta"
+
+    @property
+    def claim(self):
+        return PrivacyClaim(self.eps, self.delta)
+
+    def release(self, data, rng, n):
+        b = float(data[0])
+        keep = rng.random(n) < math.exp(self.eps) / (1 + math.exp(self.eps))
+        out = np.where(rng.random(n) < self.delta, 2.0 + b, np.where(keep, b, 1.0 - b))
+        return out[:, None]
+
+
+def test_rank_threshold_on_a_discrete_score_counts_below_its_rank_only_at_ties():
+    """The likelihood-ratio score of randomised response has four levels; its ties are
+    randomised (2 rank + u), so the order statistic is a randomised threshold that reads
+    back in score units with a tie probability, and the count above it is the rank."""
+    res = audit(RandomisedResponseDelta(), replace_one(np.zeros(3), 0, 1.0), 4000,
+                threshold="rank", seed=2)
+    assert res.tie_probability is not None and res.n_held_out == 3600
+    s0, s1 = res.held_out_scores  # the randomised scores 2 rank + u
+    k = int(res.threshold_strategy.split("at rank ")[1].split()[0])
+    t = np.sort(s0)[3600 - k - 1]
+    assert res.false_positives == int(np.sum(s0 > t)) == k
+    assert res.false_negatives == int(np.sum(s1 <= t))
+    assert res.epsilon_lower_bound == epsilon_lower_bound(k, 3600, res.false_negatives, 3600,
+                                                          1e-3, 0.05)
+
+
+def clipped_output(outputs):
+    """A user score (module level): the output, capped at 2."""
+    return np.minimum(outputs[:, 0], 2.0)
+
+
+def test_rank_threshold_with_ties_at_the_threshold_bounds_with_the_rank():
+    """A user score with an atom (a Gaussian output capped at 2: 2.3 % of D0's mass and 16 %
+    of D1's at the cap, too little to be treated as discrete) puts the order statistic at
+    the cap (the ranks put under 1 % of D0's scores above it), where no held-out D0 score
+    lies above it. The certificate still uses k (Wilks' bound for any
+    distribution), and false_positives reports the count, 0."""
+    res = audit(gaussian(1.0), PAIR, 4000, threshold="rank", score=clipped_output, seed=0)
+    s0, s1 = res.held_out_scores
+    k = int(res.threshold_strategy.split("at rank ")[1].split()[0])
+    assert res.threshold == 2.0 and res.tie_probability is None
+    assert res.false_positives == int(np.sum(s0 > 2.0)) == 0 < k
+    assert res.fpr_upper == pytest.approx(float(clopper_pearson_upper(k, 3600, 0.025)))
+    assert res.epsilon_lower_bound == epsilon_lower_bound(k, 3600, res.false_negatives, 3600,
+                                                          DELTA, 0.05)
 
 
 def test_rank_threshold_certificate_is_sound_on_the_gaussian_mechanism():
@@ -518,7 +580,10 @@ def test_dask_local_cluster_gives_identical_results():
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         remote = audit(m, PAIR, 20_000, seed=4, block_size=4000, client=client)
+        remote_rank = audit(m, PAIR, 20_000, seed=4, block_size=4000, client=client,
+                            threshold="rank")
     assert remote == local
+    assert remote_rank == audit(m, PAIR, 20_000, seed=4, block_size=4000, threshold="rank")
     np.testing.assert_array_equal(local.held_out_scores[0], remote.held_out_scores[0])
 
 
