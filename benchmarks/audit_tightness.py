@@ -69,14 +69,13 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from dataclasses import dataclass
 
 import dp_accounting
 import numpy as np
 from scipy.stats import norm
 
 from dpclaims.audits.core import audit, epsilon_lower_bound, optimal_cp_limit
-from dpclaims.audits.mechanism import GaussianMechanism, PrivacyClaim, replace_one
+from dpclaims.audits.mechanism import GaussianMechanism, replace_one
 
 DELTA = 1e-5
 ALPHA = 0.05
@@ -192,27 +191,12 @@ def run_cell(eps: float, n: int, reps: int, workers: int, auditing=None) -> dict
 POWER_CASES = ((1.0, 2.0), (1.0, 1.5), (0.5, 2.0), (2.0, 1.5), (1.0, 1.25))  # (claim, shrink)
 
 
-@dataclass(frozen=True)
-class Understated:
-    """The Gaussian mechanism with noise std ``sigma`` claiming (``claimed``, DELTA):
-    the claim is false when sigma is below the claim's calibration."""
-
-    sigma: float
-    claimed: float
-    name: str = "gaussian-understated"
-
-    @property
-    def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.claimed, DELTA, "replace-one")
-
-    def release(self, data, rng, n: int) -> np.ndarray:
-        return sum_query(data)[None, :] + self.sigma * rng.standard_normal((n, 1))
-
-
 def power_row(claimed: float, shrink: float, n: int, reps: int, workers: int) -> dict:
     """Refutation rates and median certificates of both designs over seeds 0..reps-1."""
-    sigma = dp_accounting.get_sigma_gaussian(claimed, DELTA) / shrink
-    mech = Understated(sigma, claimed)
+    claim_sigma = dp_accounting.get_sigma_gaussian(claimed, DELTA)
+    sigma = claim_sigma / shrink
+    # the claim's noise multiplier, with noise calibrated to 1 / shrink of the sensitivity
+    mech = GaussianMechanism(sum_query, 1.0, claim_sigma, DELTA, calibrated_to=1 / shrink)
     pair = replace_one(np.zeros(10), 0, 1.0)
     limit = statistical_limit(sigma, n)
     out = {"claim": claimed, "true eps": dp_accounting.get_epsilon_gaussian(sigma, DELTA),

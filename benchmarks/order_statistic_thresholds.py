@@ -52,23 +52,23 @@ from pathlib import Path
 
 import dp_accounting
 import numpy as np
-from scipy.stats import norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from audit_tightness import ALPHA, DELTA, EPSILONS, statistical_limit, sum_query  # noqa: E402
 
-from dpclaims.audits.core import audit, epsilon_lower_bound  # noqa: E402
+from dpclaims.audits.core import (  # noqa: E402
+    audit,
+    claim_anchored_ranks,
+    epsilon_lower_bound,
+)
 from dpclaims.audits.mechanism import GaussianMechanism, replace_one  # noqa: E402
 
 
 def claim_guided_rank(eps: float, n: int, alpha: float) -> int:
     """The rank k (D0 outputs above the threshold) that maximises the certificate on
-    expected counts for the Gaussian mechanism at exactly (eps, DELTA)."""
-    sigma = dp_accounting.get_sigma_gaussian(eps, DELTA)
-    ks = np.unique(np.round(np.geomspace(1, n / 2, 400)).astype(int))
-    t = norm.isf(ks / n) * sigma
-    bounds = epsilon_lower_bound(ks, n, n * norm.cdf((t - 1) / sigma), n, DELTA, alpha)
-    return int(ks[np.argmax(bounds)])
+    expected counts for the Gaussian mechanism at exactly (eps, DELTA): the audit's own
+    :func:`~dpclaims.audits.core.claim_anchored_ranks` at the claim alone."""
+    return int(claim_anchored_ranks(eps, DELTA, n, alpha, (1.0,))[0])
 
 
 def order_statistic_certificates(x0: np.ndarray, x1: np.ndarray, k: int,

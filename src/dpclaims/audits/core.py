@@ -59,7 +59,12 @@ import numpy as np
 from scipy.stats import norm as _normal
 
 from dpclaims.analysis.intervals import clopper_pearson_upper  # noqa: F401  (re-exported)
-from dpclaims.analysis.validation import check_count, check_delta, check_probability
+from dpclaims.analysis.validation import (
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_probability,
+)
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
     NeighbouringPair,
@@ -745,11 +750,10 @@ def claim_anchored_ranks(epsilon: float, delta: float, n: int, alpha: float,
 
     Raises ValueError for epsilon <= 0, delta outside (0, 1) or n < 2.
     """
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
-    if not 0 < delta < 1:
-        raise ValueError(f"the ranks are anchored at a Gaussian mechanism and need 0 < delta "
-                         f"< 1, got delta = {delta!r}")
+    epsilon = check_epsilon(epsilon)
+    if check_delta(delta) == 0:
+        raise ValueError("the ranks are anchored at a Gaussian mechanism and need delta > 0, "
+                         "got delta = 0")
     n = check_count(n, "n", minimum=2)
     ks = np.unique(np.round(np.geomspace(1, max(1, n // 2), 400)).astype(np.int64))
     z = _normal.isf(ks / n)
