@@ -100,14 +100,16 @@ def test_a_holds_headline_carries_the_numbers_that_make_it_hold():
     from dpclaims.claims.kernel import Bound, Claimed, decide
 
     held = decide(C, "as-printed", Claimed("epsilon", 1.0, printed="1.0"),
-                  upper=Bound(0.8123, "dp_accounting RDP"))
+                  upper=Bound(0.8123, "dp_accounting RDP", basis="exact"))
     verdict, sentence, _ = headline([held])
     assert verdict == "holds"
     assert "epsilon <= 0.8123" in sentence and "dp_accounting RDP" in sentence
     (record,) = claims_summary([held])
-    assert record["key"] == "epsilon <= 1.0 claimed; certified <= 0.8123"
-    refuted = decide(C, "b", Claimed("epsilon", 1.0), lower=Bound(2.5, "audit", 0.95))
-    assert claims_summary([refuted])[0]["key"] == "epsilon <= 1 claimed; certified >= 2.5 (95%)"
+    assert record["key"] == "epsilon <= 1.0 claimed; certified <= 0.8123 (exact)"
+    refuted = decide(C, "b", Claimed("epsilon", 1.0),
+                     lower=Bound(2.5, "audit", 0.95, basis="finite-sample"))
+    assert claims_summary([refuted])[0]["key"] == (
+        "epsilon <= 1 claimed; certified >= 2.5 (95%, finite-sample)")
 
 
 def test_a_readings_kind_is_declared_never_read_off_its_name():

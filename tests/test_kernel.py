@@ -14,6 +14,7 @@ from dpclaims.claims.kernel import (
     Direction,
     Estimate,
     Part,
+    basis_key,
     decide,
     decide_all,
     decide_by_tests,
@@ -53,22 +54,22 @@ def test_printed_must_stand_for_the_value():
                                             (2.385, "inconclusive"), (2.38501, "refuted")])
 def test_printed_precision_is_the_only_generosity(lower, verdict):
     c = Claimed("epsilon", 2.38, printed="2.38")
-    assert outcome(c, Bound(lower, "exact"), None) == verdict
+    assert outcome(c, Bound(lower, "exact", basis="exact"), None) == verdict
 
 
 def test_a_claim_in_code_is_exact():
     c = Claimed("epsilon", 2.38)
-    assert outcome(c, Bound(2.3801, "t"), None) == "refuted"
-    assert outcome(c, None, Bound(2.3801, "t")) == "inconclusive"
-    assert outcome(c, None, Bound(2.38, "t")) == "holds"
+    assert outcome(c, Bound(2.3801, "t", basis="exact"), None) == "refuted"
+    assert outcome(c, None, Bound(2.3801, "t", basis="exact")) == "inconclusive"
+    assert outcome(c, None, Bound(2.38, "t", basis="exact")) == "holds"
 
 
 def test_the_false_holds_of_issue_21_cannot_happen():
     # a claim 3.66 against a true epsilon in [3.756, 3.776]: refuted, never holds
     c = Claimed("epsilon", 3.66, printed="3.66")
-    assert outcome(c, Bound(3.756, "optimistic PLD"), Bound(3.776, "pessimistic PLD")) == \
-        "refuted"
-    assert outcome(c, None, Bound(3.776, "pessimistic PLD")) == "inconclusive"
+    assert outcome(c, Bound(3.756, "optimistic PLD", basis="exact"),
+                   Bound(3.776, "pessimistic PLD", basis="exact")) == "refuted"
+    assert outcome(c, None, Bound(3.776, "pessimistic PLD", basis="exact")) == "inconclusive"
 
 
 @pytest.mark.parametrize("direction, lo, hi, verdict", [
@@ -85,31 +86,33 @@ def test_the_false_holds_of_issue_21_cannot_happen():
 ])
 def test_directions(direction, lo, hi, verdict):
     c = Claimed("q", 1.0, direction)
-    assert outcome(c, Bound(lo, "a"), Bound(hi, "b")) == verdict
+    assert outcome(c, Bound(lo, "a", basis="exact"), Bound(hi, "b", basis="exact")) == verdict
 
 
 def test_contradicting_bounds_decide_nothing():
     c = Claimed("epsilon", 1.0)
-    v = decide(CLAIM, "r", c, lower=Bound(2.0, "tool A"), upper=Bound(0.5, "tool B"))
+    v = decide(CLAIM, "r", c, lower=Bound(2.0, "tool A", basis="exact"),
+               upper=Bound(0.5, "tool B", basis="exact"))
     assert v.verdict == "inconclusive"
     assert "contradict" in v.sentence and "tool A" in v.sentence and "tool B" in v.sentence
 
 
 def test_sentences_are_built_from_the_values():
     c = Claimed("epsilon", 2.38, printed="2.38")
-    v = decide(CLAIM, "as-reported", c, lower=Bound(2.3851, "optimistic PLD"),
-               upper=Bound(2.40, "pessimistic PLD"), context="sigma 1.1, 4680 steps.",
+    v = decide(CLAIM, "as-reported", c, lower=Bound(2.3851, "optimistic PLD", basis="exact"),
+               upper=Bound(2.40, "pessimistic PLD", basis="exact"),
+               context="sigma 1.1, 4680 steps.",
                estimates=[Estimate(2.39, "GDP fit")], seed=3)
     assert v.verdict == "refuted" and v.certificate
-    assert v.sentence.startswith("Refuted: optimistic PLD certifies epsilon >= 2.3851")
+    assert v.sentence.startswith("Refuted: optimistic PLD (exact) certifies epsilon >= 2.3851")
     assert "read at its printed precision as <= 2.385" in v.sentence
     assert "sigma 1.1, 4680 steps." in v.sentence and "never deciding" in v.sentence
     basis = v.evidence["basis"]
     assert basis["claimed"]["stands_for"] == [pytest.approx(2.375), pytest.approx(2.385)]
     assert basis["lower"]["source"] == "optimistic PLD" and basis["upper"]["value"] == 2.40
-    held = decide(CLAIM, "r", c, upper=Bound(2.3, "RDP", confidence=None))
-    assert held.verdict == "holds" and held.sentence.startswith("Holds: RDP certifies")
-    open_ = decide(CLAIM, "r", c, lower=Bound(1.0, "audit", confidence=0.95))
+    held = decide(CLAIM, "r", c, upper=Bound(2.3, "RDP", confidence=None, basis="exact"))
+    assert held.verdict == "holds" and held.sentence.startswith("Holds: RDP (exact) certifies")
+    open_ = decide(CLAIM, "r", c, lower=Bound(1.0, "audit", confidence=0.95, basis="finite-sample"))
     assert open_.verdict == "inconclusive" and not open_.certificate
     assert "95% confidence" in open_.sentence and "no certified upper bound" in open_.sentence
 
@@ -120,8 +123,8 @@ def test_evidence_basis_is_the_kernels():
 
 
 def test_decide_all():
-    parts = [Part("d=2", Claimed("P", 0.1), upper=Bound(0.05, "CP")),
-             Part("d=4", Claimed("P", 0.1), lower=Bound(0.2, "CP"))]
+    parts = [Part("d=2", Claimed("P", 0.1), upper=Bound(0.05, "CP", basis="exact")),
+             Part("d=4", Claimed("P", 0.1), lower=Bound(0.2, "CP", basis="exact"))]
     v = decide_all(CLAIM, "r", parts)
     assert v.verdict == "refuted" and "d=4" in v.sentence and "1 of 2" in v.sentence
     v = decide_all(CLAIM, "r", parts[:1])
@@ -168,8 +171,8 @@ def test_verdicts_are_sound_for_any_valid_bracket(t, c, below, above, direction,
         claimed = Claimed("q", c, direction, printed=f"{c:.{printed}f}")
     else:
         claimed = Claimed("q", c, direction)
-    lower = None if below is None else Bound(t - below, "lo")
-    upper = None if above is None else Bound(t + above, "hi")
+    lower = None if below is None else Bound(t - below, "lo", basis="exact")
+    upper = None if above is None else Bound(t + above, "hi", basis="exact")
     v = outcome(claimed, lower, upper)
     true_claim = {Direction.AT_MOST: t <= claimed.high,
                   Direction.AT_LEAST: t >= claimed.low,
@@ -183,6 +186,63 @@ def test_verdicts_are_sound_for_any_valid_bracket(t, c, below, above, direction,
 def test_a_bonferroni_confidence_never_prints_as_100_percent():
     from dpclaims.claims.kernel import Bound
 
-    b = Bound(0.1, "Clopper-Pearson, 72 parts", confidence=1 - 0.001 / 72)
+    b = Bound(0.1, "Clopper-Pearson, 72 parts", confidence=1 - 0.001 / 72, basis="finite-sample")
     assert "99.9986% confidence" in b.describe() and "100%" not in b.describe()
-    assert "95% confidence" in Bound(0.1, "x", confidence=0.95).describe()
+    assert "95% confidence" in Bound(0.1, "x", confidence=0.95, basis="finite-sample").describe()
+
+
+# ----------------------------------------------------------- issue 38: every bound's basis
+def test_a_bound_without_a_basis_is_refused():
+    with pytest.raises(ValueError, match="has no basis"):
+        Bound(1.0, "a tool")
+    with pytest.raises(ValueError, match="basis must be one of"):
+        Bound(1.0, "a tool", basis="vibes")
+    with pytest.raises(ValueError, match="needs its confidence"):
+        Bound(1.0, "CP", basis="finite-sample")
+    with pytest.raises(ValueError, match="has no confidence"):
+        Bound(1.0, "RDP", confidence=0.95, basis="exact")
+    with pytest.raises(ValueError, match="only a proof names"):
+        Bound(1.0, "RDP", basis="exact", proves="x/y")
+
+
+@pytest.mark.parametrize("lower, upper", [(2.5, None), (None, 0.5), (0.9, 0.95),
+                                          (1.5, 1.6), (-1.0, 0.2)])
+def test_an_asymptotic_bound_never_decides(lower, upper):
+    """Whatever its value, a normal-approximation bound is shown (as approx.), never
+    decides: the verdict is the one with no bound at all."""
+    c = Claimed("MSE ratio", 1.0)
+
+    def approx(v):
+        return None if v is None else Bound(v, "normal approximation", confidence=0.95,
+                                            basis="asymptotic")
+
+    v = decide(CLAIM, "r", c, lower=approx(lower), upper=approx(upper))
+    assert v.verdict == "inconclusive" and not v.certificate
+    assert "Shown, not deciding" in v.sentence and "approx." in v.sentence
+    key = basis_key(v.evidence["basis"])
+    assert key.startswith("MSE ratio <= 1 claimed; no certified bound; shown: ")
+    assert "certified >=" not in key and "certified <=" not in key
+    # the same numbers with a finite-sample basis decide
+    if upper is not None and upper <= 1.0:
+        fs = Bound(upper, "betting CI", confidence=0.95, basis="finite-sample")
+        assert decide(CLAIM, "r", c, upper=fs).verdict == "holds"
+
+
+def test_a_proof_never_decides_the_claim_it_proves_but_decides_others():
+    c = Claimed("sensitivity", 2.0)
+    own = Bound(2.0, "Lemma 3 of the paper", basis="proof", proves=CLAIM.id)
+    v = decide(CLAIM, "r", c, upper=own)
+    assert v.verdict == "inconclusive"
+    assert "by proof of x/eps" in basis_key(v.evidence["basis"])
+    other = Claim("x/privacy", "paper", "Thm. 1", "(1, 1e-5)-DP", "accounting")
+    derived = Bound(0.8, "Balle-Wang at the sensitivity of Lemma 3", basis="proof",
+                    proves=CLAIM.id)
+    w = decide(other, "r", Claimed("epsilon", 1.0), upper=derived)
+    assert w.verdict == "holds"
+    assert basis_key(w.evidence["basis"]) == (
+        "epsilon <= 1 claimed; certified <= 0.8 (by proof of x/eps)")
+    # a proof that names no claim decides nothing
+    bare = Bound(0.8, "a lemma", basis="proof")
+    assert decide(other, "r", Claimed("epsilon", 1.0), upper=bare).verdict == "inconclusive"
+    part = Part("p", Claimed("sensitivity", 2.0), upper=own)
+    assert decide_all(CLAIM, "r", [part]).verdict == "inconclusive"

@@ -85,7 +85,8 @@ class ToyBudget(Budget):
 def run(ctx):
     {body}
     v = decide(CLAIM, "as-printed", Claimed("sensitivity", {claimed}),
-               lower=Bound(2.0, "a worst-case pair"), upper=Bound(2.0, "the proof"),
+               lower=Bound(2.0, "a worst-case pair", basis="exact"),
+               upper=Bound(2.0, "the recomputation", basis="exact"),
                seed=ctx.seed)
     return PaperResult([v], [], {{"n": ctx.budget.n}}, {{}})
 
@@ -167,3 +168,112 @@ def test_a_broken_paper_of_dpclaims_itself_is_a_bug_not_bad_input(tmp_path):
     with pytest.raises(RuntimeError, match="must return") as info:
         run_paper(_paper(run=run), ctx)
     assert not isinstance(info.value, InputError)
+
+
+# ------------------------------------------------------------ issue 37/38: the runner's checks
+@pytest.mark.parametrize("body, match", [
+    ("import sys; sys.exit(0)", "called sys.exit(0)"),
+    ("return PaperResult(['holds'], [], {}, {})", "verdict 0 of run's result is a str"),
+    ("return PaperResult([], [{'text': 'no title'}], {}, {})", "needs a non-empty str 'title'"),
+    ("return PaperResult([], [{'title': 't', 'table': {'rows': []}}], {}, {})",
+     "'table' needs lists"),
+    ("return PaperResult([], [], {'when': object()}, {})", "meta['when'] is a object"),
+    ("return PaperResult([], [], [], {})", "run's meta must be a dict"),
+    ("return PaperResult([decide(CLAIM, 'r', Claimed('x', 1.0), evidence={'f': print})],"
+     " [], {}, {})", "evidence['f'] is a builtin_function_or_method"),
+])
+def test_a_plugin_result_dpclaims_cannot_report_is_bad_input(tmp_path, body, match):
+    """A plugin that exits, or whose result the report cannot hold, is the plugin's error
+    (exit 2, one line naming it), not a bug of dpclaims (70) nor a silent exit 0."""
+    spec = _toy(tmp_path, body=body)
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["audit", "--paper", spec, "--budget", "smoke",
+                                       "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert match in result.output and "paper 'toy'" in result.output
+    assert not out.exists()
+    assert not list(tmp_path.glob(".o.partial-*"))
+
+
+_TWO_CLAIMS = '''
+from dataclasses import dataclass
+from dpclaims.claims import Claim
+from dpclaims.claims.kernel import Bound, Claimed, decide
+from dpclaims.claims.paper import BUDGET_NAMES, Budget, Paper, PaperResult
+
+A = Claim("two/a", "Two", "Eq. 1", "a <= 2", "exact", kind="identity")
+B = Claim("two/b", "Two", "Eq. 2", "b <= 2", "exact", kind="identity")
+
+@dataclass(frozen=True)
+class TwoBudget(Budget):
+    n: int = 1
+
+def run(ctx):
+    v = decide(A, "as printed", Claimed("a", 2.0), lower=Bound(1.0, "x", basis="exact"),
+               upper=Bound(1.0, "x", basis="exact"), seed=ctx.seed)
+    return PaperResult([v], [], {}, {})
+
+PAPER = Paper(id="two", title="Two", texts=("two.txt",), claims=(A, B),
+              budgets={n: TwoBudget(n) for n in BUDGET_NAMES}, run=run)
+'''
+
+
+def test_a_declared_claim_without_a_verdict_is_reported_not_checkable(tmp_path):
+    """Issue 38: the runner compares the declared claims with the verdicts; the one left
+    out is in the report, not-checkable with the reason, and the exit code is 3."""
+    path = tmp_path / "two_paper.py"
+    path.write_text(_TWO_CLAIMS)
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["audit", "--paper", f"{path}:PAPER", "--budget",
+                                       "smoke", "--out", str(out)])
+    assert result.exit_code == 3, result.output
+    data = json.loads((out / "results.json").read_text())
+    assert data["summary"]["claims"] == 2 and data["summary"]["not-checkable"] == 1
+    assert [(c["id"], c["verdict"]) for c in data["claims"]] == [
+        ("two/a", "holds"), ("two/b", "not-checkable")]
+    assert "returned no verdict for it (a bug in the paper)" in data["claims"][1]["headline"]
+    assert data["claims"][1]["readings"][0]["budget"] == "smoke"
+
+
+def test_every_declared_claim_keeps_the_order_and_is_added_once():
+    from dpclaims.claims.kernel import Claimed, decide
+    from dpclaims.claims.registry import with_every_declared_claim
+
+    a, b = (Claim(f"x/{k}", "X", "Eq.", "s", "c") for k in "ab")
+    p = _paper(id="p", claims=(a, b))
+    q = _paper(id="q", claims=(b, _CLAIM))
+    va = decide(a, "r", Claimed("a", 1.0))
+    vb = decide(b, "r", Claimed("b", 1.0))
+    out = with_every_declared_claim([p, q], [[va], [vb]])
+    assert [v.claim.id for v in out] == ["x/a", "x/b", "toy/c"]
+    assert out[:2] == [va, vb] and out[2].verdict == "not-checkable"
+    out = with_every_declared_claim([p, q], [[va], []])
+    assert [(v.claim.id, v.verdict) for v in out] == [
+        ("x/a", "inconclusive"), ("x/b", "not-checkable"), ("toy/c", "not-checkable")]
+
+
+def test_one_broken_plugin_does_not_block_the_others(monkeypatch):
+    """Issue 37: a third-party plugin that does not load is skipped with one line when
+    another paper (or all) is asked for, and is an error (exit 2) when it is named."""
+    from importlib.metadata import EntryPoint
+
+    from dpclaims.claims import registry
+
+    real = list(registry.entry_points(group=registry.ENTRY_POINT_GROUP))
+    broken = EntryPoint("broken", "no_such_module_for_dpclaims:PAPER", registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group: real + [broken])
+    reg = registry.load_registry()
+    assert "broken" in reg.broken and "ModuleNotFoundError" in reg.broken["broken"]
+    assert [p.id for p in reg.papers][:4] == ["dpsep", "vips", "dpvim", "accounting"]
+    skipped = []
+    assert [p.id for p in registry.resolve("dpsep", skipped.append)] == ["dpsep"]
+    assert skipped == []
+    assert "dpsep" in [p.id for p in registry.resolve("all", skipped.append)]
+    assert len(skipped) == 1 and skipped[0].startswith("skipped: the paper plugin entry "
+                                                       "point 'broken'")
+    with pytest.raises(InputError, match="does not load: ModuleNotFoundError"):
+        registry.resolve("broken")
+    result = CliRunner().invoke(main, ["audit", "--paper", "broken", "--budget", "smoke"])
+    assert result.exit_code == 2 and "does not load" in result.output
+    result = CliRunner().invoke(main, ["papers"])
+    assert result.exit_code == 0 and "dpsep" in result.output and "broken" in result.output

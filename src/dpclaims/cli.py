@@ -189,7 +189,9 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
     data_dir, data_source = resolve_data_dir(data_dir)  # else the verified cache, else None
     from dpclaims.claims.registry import resolve, run_papers
 
-    papers = resolve(paper)  # an unknown paper or a broken plugin: exit 2, before any work
+    # an unknown paper or the named plugin broken: exit 2, before any work; another
+    # broken plugin is skipped (with --paper all: one line each)
+    papers = resolve(paper, lambda line: click.echo(f"dpclaims: {line}", err=True))
     for p in papers:
         p.budget(budget)
     label = paper if ":" not in paper else ",".join(p.id for p in papers)
@@ -330,13 +332,16 @@ def papers_command():
     """List the registered papers (entry point group dpclaims.papers): id, claims, title."""
     from rich.markup import escape
 
-    from dpclaims.claims.registry import ENTRY_POINT_GROUP, registered_papers
+    from dpclaims.claims.registry import ENTRY_POINT_GROUP, load_registry
 
+    registry = load_registry()
     table = Table(title=f"registered papers (entry point group {ENTRY_POINT_GROUP})")
     for col in ("id", "claims", "title", "checks"):
         table.add_column(col, no_wrap=col == "id")
-    for p in registered_papers():
+    for p in registry.papers:
         table.add_row(escape(p.id), str(len(p.claims)), escape(p.title), escape(p.summary))
+    for pid, why in registry.broken.items():
+        table.add_row(escape(pid), "-", "[red]does not load[/]", escape(why))
     Console().print(table)
 
 #: The narrowest terminal that gets the boxed table; narrower, or not a terminal (a log,

@@ -24,11 +24,14 @@ verdict is computed by the check, never typed in:
 
 from __future__ import annotations
 
+import math
 import pickle
 import time
 import traceback
 from dataclasses import dataclass, field
 from enum import Enum
+
+import numpy as np
 
 from dpclaims.analysis.validation import InputError  # also re-exported
 
@@ -230,6 +233,27 @@ class Verdict:
             "data": self.data,
             "evidence": self.evidence,
         }
+
+
+def to_jsonable(obj):
+    """Recursively turn numpy values, NaN/inf and dataclasses into JSON-able values."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return to_jsonable(obj.item())
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return "nan"
+        if math.isinf(obj):
+            return "inf" if obj > 0 else "-inf"
+        return obj
+    if hasattr(obj, "to_dict"):
+        return to_jsonable(obj.to_dict())
+    return obj
 
 
 def ran_on(verdicts, data: str) -> list:

@@ -182,6 +182,31 @@ def _percent(confidence: float) -> str:
     return text + "%"
 
 
+class Basis(str, Enum):
+    """What a :class:`Bound` rests on, which fixes whether it may decide a claim.
+
+    ``exact``
+        A recomputation: a closed form, an exact count, a rigorous enclosure (floating
+        point rounding inside the bracket). Decides.
+    ``finite-sample``
+        A statistical bound valid at every sample size at its stated confidence
+        (Clopper-Pearson, an exact test, a betting confidence interval for a mean).
+        Decides.
+    ``proof``
+        An analytic bound with its citation (the paper's lemma or the user's). It never
+        decides the claim it proves (that would be circular): it decides only a claim
+        other than the one named in ``Bound.proves``, and the key says it rests on it.
+    ``asymptotic``
+        A normal approximation, a delta method, a bootstrap: shown as "approx.", never
+        decides.
+    """
+
+    EXACT = "exact"
+    FINITE_SAMPLE = "finite-sample"
+    PROOF = "proof"
+    ASYMPTOTIC = "asymptotic"
+
+
 @dataclass(frozen=True)
 class Bound:
     """One end of a bracket on the true quantity.
@@ -192,20 +217,32 @@ class Bound:
         The bound (may be +-inf).
     source : str
         The tool and setting that gave it ("dp_accounting PLD, optimistic, interval
-        1e-4", "Clopper-Pearson on 10^6 trials").
+        1e-4", "Clopper-Pearson on 10^6 trials"); for a proof, its citation.
     confidence : float, optional
         For a statistical bound, the probability that it holds (e.g. 0.95); None for
-        a deterministic bound (exact up to floating point).
+        a deterministic bound (exact up to floating point, or a proof).
+    basis : Basis or str
+        What the bound rests on (:class:`Basis`): required, and consistent with
+        ``confidence`` (a statistical bound is ``finite-sample`` or ``asymptotic``, a
+        deterministic one ``exact`` or ``proof``).
+    proves : str, optional
+        For a ``proof`` bound: the id of the claim the proof establishes. The bound
+        never decides that claim; it decides other claims (e.g. an epsilon computed
+        from a sensitivity the paper's lemma proves), and their keys name it. A proof
+        bound without ``proves`` decides nothing.
 
     Raises
     ------
     ValueError
-        NaN value, or confidence outside (0, 1).
+        NaN value, confidence outside (0, 1), no basis or an unknown one, a basis that
+        does not fit ``confidence``, or ``proves`` on a bound that is not a proof.
     """
 
     value: float
     source: str
     confidence: float | None = None
+    basis: Basis | str | None = None
+    proves: str | None = None
 
     def __post_init__(self):
         value = float(self.value)
@@ -214,14 +251,52 @@ class Bound:
         object.__setattr__(self, "value", value)
         if self.confidence is not None and not 0 < self.confidence < 1:
             raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
+        if self.basis is None:
+            raise ValueError(f"the bound {value!r} from {self.source!r} has no basis: give "
+                             f"basis= one of {[b.value for b in Basis]}")
+        try:
+            basis = Basis(self.basis)
+        except ValueError:
+            raise ValueError(f"basis must be one of {[b.value for b in Basis]}, got "
+                             f"{self.basis!r}") from None
+        object.__setattr__(self, "basis", basis)
+        statistical = basis in (Basis.FINITE_SAMPLE, Basis.ASYMPTOTIC)
+        if statistical != (self.confidence is not None):
+            raise ValueError(
+                f"the bound from {self.source!r}: a {basis.value} bound "
+                + ("needs its confidence" if statistical else "has no confidence (it is "
+                   "deterministic; a statistical bound is finite-sample or asymptotic)"))
+        if self.proves is not None and basis is not Basis.PROOF:
+            raise ValueError(f"the bound from {self.source!r}: only a proof names the "
+                             f"claim it proves, got proves={self.proves!r} on a "
+                             f"{basis.value} bound")
+
+    def decides(self, claim_id: str | None = None) -> bool:
+        """Whether this bound may decide the claim ``claim_id`` (:class:`Basis`)."""
+        if self.basis is Basis.ASYMPTOTIC:
+            return False
+        if self.basis is Basis.PROOF:
+            return self.proves is not None and self.proves != claim_id
+        return True
 
     def describe(self) -> str:
         conf = "" if self.confidence is None else f", {_percent(self.confidence)} confidence"
-        return f"{self.source}{conf}"
+        return f"{self.source} ({_basis_label(self.basis.value, self.proves)}{conf})"
 
     def to_dict(self) -> dict:
-        return {"value": _json(self.value), "source": self.source,
-                "confidence": self.confidence}
+        out = {"value": _json(self.value), "source": self.source,
+               "confidence": self.confidence, "basis": self.basis.value}
+        if self.proves is not None:
+            out["proves"] = self.proves
+        return out
+
+
+def _basis_label(basis: str | None, proves: str | None = None) -> str:
+    if basis == Basis.PROOF.value:
+        return f"by proof of {proves}" if proves else "proof; does not decide"
+    if basis == Basis.ASYMPTOTIC.value:
+        return "approx.; does not decide"
+    return basis or "no basis"
 
 
 def best_lower(*bounds: Bound | None) -> Bound | None:
@@ -247,9 +322,13 @@ class Estimate:
         return {"value": _json(self.value), "source": self.source}
 
 
-def outcome(claimed: Claimed, lower: Bound | None, upper: Bound | None) -> str:
+def outcome(claimed: Claimed, lower: Bound | None, upper: Bound | None,
+            claim_id: str | None = None) -> str:
     """The verdict of a bracket against a claimed value (module docstring), without a
-    sentence: "holds", "refuted" or "inconclusive"."""
+    sentence: "holds", "refuted" or "inconclusive". Only the ends that may decide the
+    claim ``claim_id`` count (:meth:`Bound.decides`: never an asymptotic bound, nor a
+    proof of the claim itself)."""
+    lower, upper = _deciding(lower, claim_id), _deciding(upper, claim_id)
     lo = None if lower is None else lower.value
     hi = None if upper is None else upper.value
     if lo is not None and hi is not None and lo > hi:
@@ -271,6 +350,19 @@ def outcome(claimed: Claimed, lower: Bound | None, upper: Bound | None) -> str:
         if lo is not None and hi is not None and claimed.low <= lo and hi <= claimed.high:
             return "holds"
     return "inconclusive"
+
+
+def _deciding(bound: Bound | None, claim_id: str | None) -> Bound | None:
+    return bound if bound is not None and bound.decides(claim_id) else None
+
+
+def _shown_only(claimed: Claimed, lower: Bound | None, upper: Bound | None) -> str:
+    """The sentence's note on the ends that are shown but do not decide."""
+    q, out = claimed.quantity, []
+    for end, op in ((lower, ">="), (upper, "<=")):
+        if end is not None:
+            out.append(f"{end.describe()} gives {q} {op} {_num(end.value)}")
+    return (" Shown, not deciding: " + "; ".join(out) + ".") if out else ""
 
 
 def _sentence(verdict: str, claimed: Claimed, lower: Bound | None, upper: Bound | None) -> str:
@@ -311,11 +403,12 @@ def _sentence(verdict: str, claimed: Claimed, lower: Bound | None, upper: Bound 
     return (f"Inconclusive: {parts[0]} and {parts[1]} on {q} do not decide {desc}.")
 
 
-def _basis(claimed, lower, upper, estimates) -> dict:
-    return {"rule": "bracket", "claimed": claimed.to_dict(),
-            "lower": None if lower is None else lower.to_dict(),
-            "upper": None if upper is None else upper.to_dict(),
-            "estimates": [e.to_dict() for e in estimates]}
+def _basis(claimed, lower, upper, estimates, claim_id=None) -> dict:
+    def end(b):
+        return None if b is None else {**b.to_dict(), "decides": b.decides(claim_id)}
+
+    return {"rule": "bracket", "claimed": claimed.to_dict(), "lower": end(lower),
+            "upper": end(upper), "estimates": [e.to_dict() for e in estimates]}
 
 
 def _with_basis(evidence: dict | None, basis: dict) -> dict:
@@ -346,12 +439,15 @@ class Decision:
 
 
 def judge(claimed: Claimed, lower: Bound | None = None, upper: Bound | None = None,
-          estimates: Sequence[Estimate] = ()) -> Decision:
-    """The verdict and its sentence for a bracket (no claim attached): the core of
-    :func:`decide`, for checks that report several brackets of one claim."""
-    v = outcome(claimed, lower, upper)
-    return Decision(v, _sentence(v, claimed, lower, upper),
-                    _basis(claimed, lower, upper, estimates))
+          estimates: Sequence[Estimate] = (), claim_id: str | None = None) -> Decision:
+    """The verdict and its sentence for a bracket: the core of :func:`decide`, for checks
+    that report several brackets of one claim. ``claim_id`` is the claim decided (a
+    proof of it never decides it; :meth:`Bound.decides`)."""
+    dl, du = _deciding(lower, claim_id), _deciding(upper, claim_id)
+    v = outcome(claimed, dl, du)
+    sentence = _sentence(v, claimed, dl, du) + _shown_only(
+        claimed, lower if dl is None else None, upper if du is None else None)
+    return Decision(v, sentence, _basis(claimed, lower, upper, estimates, claim_id))
 
 
 def decide(claim: Claim, reading: str, claimed: Claimed, *, lower: Bound | None = None,
@@ -384,7 +480,7 @@ def decide(claim: Claim, reading: str, claimed: Claimed, *, lower: Bound | None 
     Verdict
         ``certificate`` is True exactly when a certified bound decided it.
     """
-    d = judge(claimed, lower, upper, estimates)
+    d = judge(claimed, lower, upper, estimates, claim_id=claim.id)
     return Verdict(claim, reading, d.verdict, d.sentence + _tail(context, estimates),
                    evidence=_with_basis(evidence, d.basis), seed=seed, budget=budget,
                    certificate=d.verdict in ("holds", "refuted"), figures=list(figures),
@@ -417,7 +513,7 @@ def decide_all(claim: Claim, reading: str, parts: Sequence[Part], *, context: st
     """
     if not parts:
         raise ValueError("decide_all needs at least one part")
-    decisions = [(p, judge(p.claimed, p.lower, p.upper)) for p in parts]
+    decisions = [(p, judge(p.claimed, p.lower, p.upper, claim_id=claim.id)) for p in parts]
     refuted = [(p, d) for p, d in decisions if d.verdict == "refuted"]
     holding = [(p, d) for p, d in decisions if d.verdict == "holds"]
     n = len(parts)
@@ -611,16 +707,26 @@ def _basis_key(b: dict) -> str:
         shown = c["printed"] if c.get("printed") is not None else _num(float(c["value"]))
         lo, hi = b.get("lower"), b.get("upper")
         if (lo is not None and hi is not None and lo["value"] == hi["value"]
-                and lo.get("confidence") is None and hi.get("confidence") is None):
-            return f"{c['quantity']} {op} {shown} claimed; computed = {_num(lo['value'])}"
-        ends = []
+                and lo.get("confidence") is None and hi.get("confidence") is None
+                and lo.get("basis") == hi.get("basis") and lo.get("decides", True)
+                and hi.get("decides", True)):
+            label = f" ({lo['basis']})" if lo.get("basis") else ""
+            return (f"{c['quantity']} {op} {shown} claimed; computed = "
+                    f"{_num(lo['value'])}{label}")
+        ends, shown_only = [], []
         for name, op_b in (("lower", ">="), ("upper", "<=")):
             end = b.get(name)
-            if end is not None:
-                conf = end.get("confidence")
-                ends.append(f"{op_b} {_num(float(end['value']))}"
-                            + (f" ({_percent(conf)})" if conf is not None else ""))
+            if end is None:
+                continue
+            conf, basis = end.get("confidence"), end.get("basis")
+            bits = ([_percent(conf)] if conf is not None else []) + (
+                [_basis_label(basis, end.get("proves"))] if basis else [])
+            text = f"{op_b} {_num(float(end['value']))}" + (
+                f" ({', '.join(bits)})" if bits else "")
+            (ends if end.get("decides", True) else shown_only).append(text)
         got = "certified " + " and ".join(ends) if ends else "no certified bound"
+        if shown_only:
+            got += "; shown: " + " and ".join(shown_only)
         return f"{c['quantity']} {op} {shown} claimed; {got}"
     if rule == "all parts":
         parts = b.get("parts", [])

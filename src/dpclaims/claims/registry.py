@@ -16,23 +16,39 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import NamedTuple
 
 from dpclaims import ENTRY_POINT_GROUP, paper_ids  # noqa: F401  (defined with the package)
-from dpclaims.claims.core import CheckTimer, InputError
+from dpclaims.claims.core import CheckTimer, InputError, Verdict, to_jsonable
+from dpclaims.claims.kernel import not_checkable
 from dpclaims.claims.paper import Paper, PaperResult, RunContext
 from dpclaims.claims.user_code import load_object, register_source
 
 
-def registered_papers() -> list[Paper]:
-    """Every registered paper, loaded, in run order (``Paper.order``, then id).
+class Registry(NamedTuple):
+    """The installed paper plugins: ``papers`` that load, in run order (``Paper.order``,
+    then id), and ``broken``, ``{entry point name: why it does not load}`` (one line
+    each), so that one broken third-party plugin does not block the others."""
+
+    papers: list[Paper]
+    broken: dict[str, str]
+
+
+def load_registry() -> Registry:
+    """Load every registered paper (entry point group :data:`ENTRY_POINT_GROUP`).
+
+    A third-party plugin that does not import, does not give a Paper, whose id is not
+    its entry point's name, or whose id another plugin has too, is set aside in
+    ``broken`` with the reason (naming its entry point and distribution).
 
     Raises
     ------
-    InputError
-        An entry point that does not load or does not give a Paper (naming it and its
-        distribution), or two papers with the same id.
+    Exception
+        Whatever one of dpclaims' own papers raises while loading: a bug of dpclaims
+        (exit 70), never set aside.
     """
     papers: dict[str, Paper] = {}
+    broken: dict[str, str] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         where = f"entry point {ep.name!r} = {ep.value!r}" + (
             f" of {ep.dist.name}" if getattr(ep, "dist", None) else "")
@@ -41,17 +57,32 @@ def registered_papers() -> list[Paper]:
         except Exception as exc:  # noqa: BLE001  (a plugin that fails to import)
             if _ours(ep.module):
                 raise  # dpclaims' own paper: a bug (exit 70), not the user's input
-            raise InputError(f"the paper plugin {where} does not load: "
-                             f"{type(exc).__name__}: {exc}") from exc
-        paper = _as_paper(obj, where)
-        register_source(sys.modules.get(ep.module), package=True)  # a bug there: exit 2
-        if paper.id != ep.name:
-            raise InputError(f"the paper plugin {where} has id {paper.id!r}; the entry "
-                             f"point's name must be the paper's id")
-        if paper.id in papers:
-            raise InputError(f"two paper plugins have the id {paper.id!r}")
+            broken[ep.name] = (f"the paper plugin {where} does not load: "
+                               f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+            continue
+        try:
+            paper = _as_paper(obj, where)
+            register_source(sys.modules.get(ep.module), package=True)
+            if paper.id != ep.name:
+                raise InputError(f"the paper plugin {where} has id {paper.id!r}; the entry "
+                                 "point's name must be the paper's id")
+        except InputError as exc:
+            if _ours(ep.module):
+                raise RuntimeError(str(exc)) from exc
+            broken[ep.name] = str(exc)
+            continue
+        if paper.id in papers or paper.id in broken:
+            broken[paper.id] = f"two paper plugins have the id {paper.id!r}"
+            papers.pop(paper.id, None)
+            continue
         papers[paper.id] = paper
-    return sorted(papers.values(), key=lambda p: (p.order, p.id))
+    return Registry(sorted(papers.values(), key=lambda p: (p.order, p.id)), broken)
+
+
+def registered_papers() -> list[Paper]:
+    """Every registered paper that loads, in run order (``Paper.order``, then id); the
+    ones that do not load are in :func:`load_registry`'s ``broken``."""
+    return load_registry().papers
 
 
 def load_paper(spec: str) -> Paper:
@@ -70,16 +101,33 @@ def load_paper(spec: str) -> Paper:
     return _as_paper(load_object(spec, "paper", package=True), spec)
 
 
-def resolve(spec: str) -> list[Paper]:
-    """The papers ``--paper`` names: ``all`` (every registered paper), a registered id, or
-    a ``file.py:obj`` / ``module:obj`` spec. InputError names the known ids otherwise."""
+def resolve(spec: str, on_skipped: Callable[[str], None] | None = None) -> list[Paper]:
+    """The papers ``--paper`` names: ``all`` (every registered paper that loads), a
+    registered id, or a ``file.py:obj`` / ``module:obj`` spec.
+
+    A registered plugin that does not load (:func:`load_registry`) is an error when it is
+    the paper named; ``all`` skips it, with one line to ``on_skipped`` (default: none).
+
+    Raises
+    ------
+    InputError
+        An unknown id (naming the known ones), the named plugin does not load (why), or
+        ``all`` when no paper loads.
+    """
     if ":" in spec:
         return [load_paper(spec)]
-    papers = registered_papers()
+    registry = load_registry()
+    if spec in registry.broken:
+        raise InputError(registry.broken[spec])
+    papers = registry.papers
     if spec == "all":
+        for why in registry.broken.values():
+            if on_skipped is not None:
+                on_skipped(f"skipped: {why}")
         if not papers:
             raise InputError("no paper is registered (entry point group "
-                             f"{ENTRY_POINT_GROUP!r})")
+                             f"{ENTRY_POINT_GROUP!r})"
+                             + (" that loads" if registry.broken else ""))
         return papers
     for p in papers:
         if p.id == spec:
@@ -108,32 +156,102 @@ def _as_paper(obj, where: str) -> Paper:
 
 
 def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
-    """``paper.run(ctx)``, checked: the result is a PaperResult-shaped tuple and every
-    verdict is of a claim ``paper`` declares; verdicts without a budget get ctx's.
+    """``paper.run(ctx)``, checked against the interface: a PaperResult-shaped tuple of
+    Verdicts of claims ``paper`` declares, sections with a title and text, and JSON-able
+    ``meta`` and evidence; verdicts without a budget get ctx's. A ``SystemExit`` raised
+    by ``run`` (a plugin calling ``sys.exit``) is an error of the paper, not a way to end
+    dpclaims.
 
     Raises
     ------
     InputError
-        A plugin's result that breaks the interface (naming the paper and the claim).
+        A plugin's result that breaks the interface, or a plugin that exits (naming the
+        paper and what is wrong).
     RuntimeError
         The same for one of dpclaims' own papers (an internal error).
     """
     # a broken interface is the plugin author's input error, or a bug of dpclaims' own
     error = RuntimeError if _ours(getattr(paper.run, "__module__", "")) else InputError
-    result = paper.run(ctx)
+    try:
+        result = paper.run(ctx)
+    except SystemExit as exc:
+        raise error(f"paper {paper.id!r}: run() called sys.exit({exc.code!r}); a paper "
+                    "reports through its verdicts and must not end the process") from None
     try:
         verdicts, sections, meta, timings = result
     except (TypeError, ValueError):
         raise error(f"paper {paper.id!r}: run must return (verdicts, sections, meta, "
                          f"timings), got {type(result).__name__}") from None
-    declared = paper.claim_ids
+    problem = interface_problem(paper, verdicts, sections, meta, timings)
+    if problem:
+        raise error(f"paper {paper.id!r}: {problem}")
     for v in verdicts:
-        if v.claim.id not in declared:
-            raise error(f"paper {paper.id!r} returned a verdict for the claim "
-                             f"{v.claim.id!r}, which it does not declare in Paper.claims")
         if v.budget is None:
             v.budget = ctx.budget.name
     return PaperResult(list(verdicts), list(sections), dict(meta), dict(timings))
+
+
+def interface_problem(paper: Paper, verdicts, sections, meta, timings) -> str | None:
+    """What in a paper's ``run`` result breaks the interface (:class:`PaperResult`), in
+    one phrase naming the item, or None when nothing does."""
+    for name, value, kind in (("verdicts", verdicts, list), ("sections", sections, list),
+                              ("meta", meta, dict), ("timings", timings, dict)):
+        if not isinstance(value, (kind, tuple) if kind is list else kind):
+            return (f"run's {name} must be a {kind.__name__}, got "
+                    f"{type(value).__name__}: {value!r:.60}")
+    declared = paper.claim_ids
+    for i, v in enumerate(verdicts):
+        if not isinstance(v, Verdict):
+            return (f"verdict {i} of run's result is a {type(v).__name__} ({v!r:.60}), not "
+                    "a Verdict: verdicts come from the kernel (dpclaims.claims.kernel)")
+        if v.claim.id not in declared:
+            return (f"returned a verdict for the claim {v.claim.id!r}, which it does not "
+                    "declare in Paper.claims")
+        bad = _not_json(v.evidence, "evidence")
+        if bad:
+            return f"the verdict of {v.claim.id!r} under {str(v.reading)!r}: {bad}"
+    for i, sec in enumerate(sections):
+        where = f"section {i} of run's result"
+        if not isinstance(sec, dict):
+            return f"{where} must be a dict, got {type(sec).__name__}: {sec!r:.60}"
+        title = sec.get("title")
+        if not isinstance(title, str) or not title.strip():
+            return f"{where} needs a non-empty str 'title', got {title!r:.60}"
+        for key, kinds in (("text", str), ("figures", (list, tuple)), ("table", dict)):
+            if sec.get(key) is not None and not isinstance(sec[key], kinds):
+                return (f"section {title!r}: {key!r} must be a "
+                        f"{getattr(kinds, '__name__', 'list')}, got {type(sec[key]).__name__}")
+        table = sec.get("table")
+        if table is not None and not (isinstance(table.get("columns"), (list, tuple))
+                                      and isinstance(table.get("rows"), (list, tuple))):
+            return f"section {title!r}: 'table' needs lists 'columns' and 'rows'"
+        bad = _not_json(sec, "section")
+        if bad:
+            return f"section {title!r}: {bad}"
+    bad = _not_json(meta, "meta")
+    if bad:
+        return bad
+    for k, t in timings.items():
+        if t is not None and not isinstance(t, (int, float)):
+            return f"timings[{k!r}] must be seconds (a number), got {type(t).__name__}"
+    return None
+
+
+def _not_json(value, path: str) -> str | None:
+    """Where in ``value`` something is that results.json cannot hold (what the report's
+    :func:`~dpclaims.claims.core.to_jsonable` does not turn into JSON), or None."""
+    value = to_jsonable(value)
+    stack = [(path, value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, dict):
+            stack += [(f"{where}[{k!r}]", x) for k, x in v.items()]
+        elif isinstance(v, list):
+            stack += [(f"{where}[{i}]", x) for i, x in enumerate(v)]
+        elif not isinstance(v, (str, int, float, bool)) and v is not None:
+            return (f"{where} is a {type(v).__name__} ({v!r:.60}), which results.json "
+                    "cannot hold (use numbers, strings, lists and dicts)")
+    return None
 
 
 def run_papers(papers: Sequence[Paper], budget_name: str, seed: int, out_dir: Path,
@@ -163,7 +281,9 @@ def run_papers(papers: Sequence[Paper], budget_name: str, seed: int, out_dir: Pa
                           companions=ids - {p.id})
 
     if len(papers) == 1:
-        return run_paper(papers[0], context(papers[0], progress, workers, client))
+        result = run_paper(papers[0], context(papers[0], progress, workers, client))
+        return result._replace(verdicts=with_every_declared_claim(papers, [result.verdicts],
+                                                                     budget_name))
     # budgets checked first
     contexts = {p.id: context(p, progress, workers, client) for p in papers}
     results = {}
@@ -177,10 +297,40 @@ def run_papers(papers: Sequence[Paper], budget_name: str, seed: int, out_dir: Pa
                 results[p.id] = run_paper(p, contexts[p.id])
         for pid, handle in background.items():
             results[pid] = handle.result()
-    verdicts, sections, meta, timings = [], [], {}, {}
+    sections, meta, timings = [], {}, {}
+    verdicts = with_every_declared_claim(papers, [results[p.id].verdicts for p in papers],
+                                         budget_name)
     for p in papers:
-        v, s, m, t = results[p.id]
-        verdicts += v
+        _, s, m, t = results[p.id]
         sections += [{**sec, "title": f"{p.id}: {sec['title']}"} for sec in s]
         meta[p.id], timings[p.id] = m, t
     return PaperResult(verdicts, sections, meta, timings)
+
+
+#: The reading of the verdict the runner gives a declared claim that has none.
+NO_VERDICT_READING = "no verdict returned"
+
+
+def with_every_declared_claim(papers: Sequence[Paper], verdicts_of: Sequence[list],
+                              budget: str | None = None) -> list:
+    """The verdicts of ``papers`` (``verdicts_of[i]`` is what ``papers[i]`` returned) in
+    order, each paper's followed by a ``not-checkable`` verdict (from the kernel) for
+    every claim it declares and no verdict of the run is of: the reason says that the
+    paper's ``run()`` returned no verdict for it, a bug in the paper. A claim two papers
+    declare needs a verdict from either. Nothing else changes.
+
+    A paper that does not run a claim at a budget, or without some data, says so with
+    its own ``not_checkable`` verdict, whose reason names what is missing.
+    """
+    have = {v.claim.id for vs in verdicts_of for v in vs}
+    out = []
+    for p, vs in zip(papers, verdicts_of, strict=True):
+        out += vs
+        for c in p.claims:
+            if c.id not in have:
+                have.add(c.id)
+                out.append(not_checkable(
+                    c, NO_VERDICT_READING,
+                    f"a verdict: paper {p.id!r} declares this claim but its run() returned "
+                    "no verdict for it (a bug in the paper)", budget=budget))
+    return out

@@ -10,13 +10,11 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
 import re
 from pathlib import Path
 
-import numpy as np
-
 from dpclaims.claims import HEADLINE_RULE, VERDICTS, ReadingKind, Verdict, claims_summary
+from dpclaims.claims.core import to_jsonable  # noqa: F401  (also imported from here)
 
 # Version of results.json's layout (src/dpclaims/reports/results.schema.json).
 SCHEMA_VERSION = "3.0"  # 2.1: claims[].kind; 3.0: summary, claims[].key, each reading once
@@ -24,27 +22,6 @@ SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _BADGE = {"holds": "#1b7f3b", "refuted": "#b3261e", "inconclusive": "#8a6d00",
           "not-checkable": "#555555"}
-
-
-def to_jsonable(obj):
-    """Recursively turn numpy values, NaN/inf and dataclasses into JSON-able values."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return to_jsonable(obj.item())
-    if isinstance(obj, float):
-        if math.isnan(obj):
-            return "nan"
-        if math.isinf(obj):
-            return "inf" if obj > 0 else "-inf"
-        return obj
-    if hasattr(obj, "to_dict"):
-        return to_jsonable(obj.to_dict())
-    return obj
 
 
 def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],

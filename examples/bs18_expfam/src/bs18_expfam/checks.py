@@ -52,7 +52,7 @@ def check_sensitivity(claim, statistic, domain, seed: int) -> list:
     for reading, relation in ((ADD_REMOVE, "add-remove"), (REPLACE_ONE, "replace-one")):
         value, how = exact_sensitivity(statistic, domain, relation)
         source = f"exact, {how} (a sum statistic: {relation})"
-        b = Bound(value, source)
+        b = Bound(value, source, basis="exact")
         out.append(decide(claim, reading, Claimed("L1 sensitivity", model.CODE_SENSITIVITY),
                           lower=b, upper=b, evidence={"relation": relation,
                                                       "exact_sensitivity": value},
@@ -152,8 +152,8 @@ def check_calibration(claims, settings, levels, trials: int, burnin: int, iterat
             parts.append(Part(f"N = {n_records}, epsilon = {eps:g}, {level:.0%} interval",
                               Claimed(f"coverage of the {level:.0%} interval", level,
                                       Direction.EQUALS),
-                              Bound(lo, src, confidence=1 - ALPHA),
-                              Bound(hi, src, confidence=1 - ALPHA)))
+                              Bound(lo, src, confidence=1 - ALPHA, basis="finite-sample"),
+                              Bound(hi, src, confidence=1 - ALPHA, basis="finite-sample")))
             table.append({"N": n_records, "epsilon": eps, "level": level, **{
                 m: st["hits"][m][level] / trials for m in st["hits"]}})
     sampler = (f"the code's Gibbs sampler, {burnin} burn-in and {iterations} kept iterations"
@@ -172,7 +172,8 @@ def check_calibration(claims, settings, levels, trials: int, burnin: int, iterat
     verdicts.append(decide(
         claims["naive"], "naive coverage below nominal at the code's setting",
         Claimed(f"naive coverage of the {NOMINAL:.0%} interval", NOMINAL, Direction.AT_MOST),
-        lower=Bound(lo, src, confidence=1 - ALPHA), upper=Bound(hi, src, confidence=1 - ALPHA),
+        lower=Bound(lo, src, confidence=1 - ALPHA, basis="finite-sample"),
+        upper=Bound(hi, src, confidence=1 - ALPHA, basis="finite-sample"),
         context="The claim is that the naive posterior is NOT calibrated: it holds when its "
                 "coverage is certified below the nominal level.",
         evidence={"coverage": hits / trials, "trials": trials}, seed=seed))

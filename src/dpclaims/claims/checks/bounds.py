@@ -47,9 +47,9 @@ def epsilon_bounds(result: acc.AccountingResult, claimed: Claimed, what: str, *,
         result = acc.refine_lower_bound(result, claimed.high)
     lo = hi = None
     if lower and result.lower_bound is not None:
-        lo = Bound(result.lower_bound[1], f"{result.lower_bound[0]} ({what})")
+        lo = Bound(result.lower_bound[1], f"{result.lower_bound[0]} ({what})", basis="exact")
     if result.upper_bound is not None:
-        hi = Bound(result.upper_bound[1], f"{result.upper_bound[0]} ({what})")
+        hi = Bound(result.upper_bound[1], f"{result.upper_bound[0]} ({what})", basis="exact")
     return lo, hi, result
 
 
@@ -71,7 +71,7 @@ def search_verdict(claim: Claim, reading: str, res: SensitivityCheck, *, quantit
     lower = Bound(res.claimed * res.max_certified_ratio,
                   f"the largest distance among {res.n_examples} {pairs} (rounding allowance "
                   "deducted" + ("; a shrunk counterexample is in the evidence)" if res.violated
-                                else ")"))
+                                else ")"), basis="exact")
     text = context
     if not res.violated:
         text = (f"No counterexample in {res.n_examples} {pairs}: a search refutes a bound "
@@ -124,7 +124,7 @@ def audit_verdict(claim: Claim, reading: str, r: AuditResult, *, quantity: str =
             "never prove it.",
             context=context, estimates=estimates, evidence=ev, seed=seed, budget=budget,
             figures=figures, text_reading=text_reading)
-    lower = Bound(r.epsilon_lower_bound, where, confidence=1 - r.alpha)
+    lower = Bound(r.epsilon_lower_bound, where, confidence=1 - r.alpha, basis="finite-sample")
     text = context
     if r.epsilon_lower_bound <= claimed.high:
         text = ("An audit can refute privacy but not prove it. " + context).strip()

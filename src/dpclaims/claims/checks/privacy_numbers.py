@@ -364,3 +364,14 @@ def check_catalogue(entries, seed: int | None = None, tick=lambda name: None):
         tick(e.id)
         out.extend(check_reported(e, seed))
     return out
+
+
+def not_run_at_budget(entries, budget: str, taken: str) -> list[Verdict]:
+    """A ``not-checkable`` verdict (from the kernel) for each of ``entries`` (ReportedPrivacy
+    values) a budget does not recompute; ``taken`` says which it does ("the first entry
+    of each paper"), the reason names the budgets that run them all."""
+    return [not_checkable(
+        e.claim(), "as reported",
+        f"a run at a larger budget: budget {budget} recomputes {taken}; quick, standard and "
+        "full recompute every reported epsilon", budget=budget) for e in entries]
+

@@ -46,8 +46,18 @@ def _claims():
 
 
 def _run(ctx: RunContext) -> PaperResult:
-    return PaperResult(*run_accounting_audit(ctx.seed, ctx.progress,
-                                             entries=_entries(ctx.budget)))
+    from dpclaims.claims.checks.privacy_numbers import not_run_at_budget
+
+    taken = _entries(ctx.budget)
+    verdicts, sections, meta, timings = run_accounting_audit(ctx.seed, ctx.progress,
+                                                             entries=taken)
+    ids = {e.id for e in taken}
+    skipped = [e for e in catalogue() if e.id not in ids]
+    per = ctx.budget.entries_per_paper
+    verdicts += not_run_at_budget(skipped, ctx.budget.name,
+                                  f"the first {per} entr{'y' if per == 1 else 'ies'} of "
+                                  "each paper")
+    return PaperResult(verdicts, sections, meta, timings)
 
 
 def run_accounting_audit(seed: int = 0, tick=lambda name: None, entries=None):

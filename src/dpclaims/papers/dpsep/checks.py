@@ -106,11 +106,11 @@ def check_prop1(budget: Budget, seed: int) -> list[Verdict]:
             if r.violated:
                 lower = Bound(r.claimed * r.counterexample_certified_ratio,
                               f"a shrunk counterexample among {r.n_examples} {pairs}, "
-                              "rounding allowance deducted")
+                              "rounding allowance deducted", basis="exact")
             else:
                 lower = Bound(r.claimed * r.max_certified_ratio,
                               f"the largest ratio among {r.n_examples} {pairs}, rounding "
-                              "allowance deducted")
+                              "allowance deducted", basis="exact")
             parts.append(Part(name, Claimed("||θ_new − θ'_new|| / (2γC/N)", r.claimed),
                               lower, None))
         violated = [k for k, r in per_lik.items() if r.violated]
@@ -200,7 +200,8 @@ def check_prop2(budget: Budget, seed: int, extra_settings=()) -> tuple[list[Verd
             what = (f"T = {r['T']} Gaussian releases of multiplier {r['sigma']:.4g}, "
                     f"delta {DELTA:g}")
             source = f"exact composition, sqrt(T)/σ-GDP (Balle-Wang, {what})"
-            known.append(Part(label, claimed, Bound(lo, source), Bound(hi, source)))
+            known.append(Part(label, claimed, Bound(lo, source, basis="exact"),
+                              Bound(hi, source, basis="exact")))
             _, upper, _ = epsilon_bounds(
                 shuffles[(r["setting"], reading)], claimed,
                 f"shuffled pass as the per-epoch composition, hidden order, {what}",
@@ -674,7 +675,11 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
     bug, not bad input.
     """
     from dpclaims.papers.dpsep.checks_bnn import check_bnn
-    from dpclaims.papers.dpsep.checks_tables import paper_tables_section, table_consistency_verdicts
+    from dpclaims.papers.dpsep.checks_tables import (
+        paper_tables_section,
+        table_consistency_verdicts,
+        unrun_claim_verdicts,
+    )
     from dpclaims.papers.dpsep.checks_thm41 import check_thm41_study
 
     out = Path(out_dir)
@@ -724,6 +729,8 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
                        "no records: the paper's printed tables")
     verdicts += ran_on(v5, "synthetic mixtures of Gaussians (Sec. 6.1's setting, seeded)")
     verdicts += ran_on(v6, bnn_data)
+    verdicts += ran_on(unrun_claim_verdicts(verdicts, budget.bnn_sets, budget.name, seed),
+                       "none: not run")
     sections += [s2, s3, s_refs] + s4 + s5 + s6 + [paper_tables_section()]
     meta = {
         "paper": PAPER, "budget": asdict(budget), "seed": seed,

@@ -115,7 +115,8 @@ V_SHOWN = ("as-printed", "hermitian")
 def _bound_or_none(value: float, source: str, confidence: float | None) -> Bound | None:
     """A bound, or None where the end is undefined (NaN: e.g. inf - inf)."""
     value = float(value)
-    return None if math.isnan(value) else Bound(value, source, confidence)
+    basis = "exact" if confidence is None else "finite-sample"  # exact intervals
+    return None if math.isnan(value) else Bound(value, source, confidence, basis=basis)
 
 
 def tail_excess_part(label: str, ci, bound, a_grid, alpha_each: float,
@@ -170,8 +171,8 @@ def tail_excess_part(label: str, ci, bound, a_grid, alpha_each: float,
               f"[{a_grid[0]:g}, {a_grid[-1]:g}], simultaneous")
     quantity = f"max over a of P(KL ≥ a{given}) − bound(a)"
     part = Part(label, Claimed(quantity, 0.0, Direction.AT_MOST),
-                Bound(float(low[j]), source, confidence),
-                Bound(float(np.max(high)), source, confidence))
+                Bound(float(low[j]), source, confidence, basis="finite-sample"),
+                Bound(float(np.max(high)), source, confidence, basis="finite-sample"))
     return part, {"a": float(a_grid[j]), "cp_lower": float(ci[j, 0]), "bound": float(b[j]),
                   "excess_lower": float(low[j])}
 
@@ -553,8 +554,8 @@ def _broadness_part(budget, seed, sigmas, results, sigma1, out_dir):
             + f"; largest step between c = {BROADNESS[j]:g} and {BROADNESS[j + 1]:g}.")
         verdicts.append(decide(
             claim, f"the bound at fixed σ1, σ2, τ, A; v(Z)={vr}", claimed,
-            lower=Bound(float(steps[j]) - slack, source),
-            upper=Bound(float(steps[j]) + slack, source), context=context,
+            lower=Bound(float(steps[j]) - slack, source, basis="exact"),
+            upper=Bound(float(steps[j]) + slack, source, basis="exact"), context=context,
             evidence={"c": BROADNESS, "a_times_bound": b, "sigma_1": sig1,
                       "sigma_2": sig2, "tau": tau, "A": A},
             seed=seed, budget=budget.name, figures=["thm41_broadness.png"]))

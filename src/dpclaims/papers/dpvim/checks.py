@@ -468,8 +468,10 @@ def check_thm31(n_draws: int = 20_000, seed: int = 0, alpha: float = 1e-3) -> li
             parts.append(Part(
                 f"s_q = {s:g} (T' = {tp:.3g}), C = {c:g}, sigma_DP = {nm:g}, coordinate {j}",
                 Claimed("Var(aligned g~_s,j) - Var(vanilla g~_s,j)", 0.0),
-                lower=Bound(diff[j][0], source, confidence=1 - alpha / n_parts),
-                upper=Bound(diff[j][1], source, confidence=1 - alpha / n_parts)))
+                lower=Bound(diff[j][0], source, confidence=1 - alpha / n_parts,
+                            basis="finite-sample"),
+                upper=Bound(diff[j][1], source, confidence=1 - alpha / n_parts,
+                            basis="finite-sample")))
     outside = []
     for j, (s, c) in enumerate(((1.0, 100.0), (1.0, 0.5))):
         eta_a, da, tp, _ = _data_part_draws("aligned", c, s, "exp", batch, n_draws,
@@ -521,7 +523,7 @@ FP_SLACK = 1e-9
 def _exact(value: float, source: str, scale: float = 1.0) -> tuple[Bound, Bound]:
     """(lower, upper) of an exact floating-point computation, widened by :data:`FP_SLACK`."""
     slack = FP_SLACK * max(1.0, abs(scale), abs(value))
-    return Bound(value - slack, source), Bound(value + slack, source)
+    return Bound(value - slack, source, basis="exact"), Bound(value + slack, source, basis="exact")
 
 
 def check_eq12(seed: int = 0) -> list[Verdict]:
@@ -562,7 +564,7 @@ def check_eq12(seed: int = 0) -> list[Verdict]:
             f"T = {name}", Claimed(f"sup_s T'(s) - T(s) for T = {name}", 0.0),
             lower=Bound(gaps[name] - FP_SLACK * max(1.0, scale),
                         "the largest T'(s) - T(s) on 60,001 grid points in [-30, 30] "
-                        "(rounding allowance deducted)")))
+                        "(rounding allowance deducted)", basis="exact")))
     out.append(decide_all(
         claim, "T'(s_q) <= sigma_q = T(s_q) for softplus and exp (App. C)", parts,
         context=(f"No grid point has T'(s) > T(s): max over s in [-30, 30] of T'(s) - T(s) is "
@@ -680,8 +682,8 @@ def check_fisher_blocks(n_draws: int = 200_000, seed: int = 0,
         decide(claim, "gradients w.r.t. the variational parameters xi = (m_q, s_q)",
                Claimed("largest coefficient of E[score score^T] - the blocks of eqs. "
                        "(15)-(16), as polynomials in T(s_q), T'(s_q)", 0.0, Direction.EQUALS),
-               lower=Bound(float(largest), exact_source),
-               upper=Bound(float(largest), exact_source),
+               lower=Bound(float(largest), exact_source, basis="exact"),
+               upper=Bound(float(largest), exact_source, basis="exact"),
                context=("E[score score^T] w.r.t. (m_q, s_q) is I_m = 1/T(s)^2, I_s = 2 T'(s)^2 "
                         "/ T(s)^2 with a zero (m, s) block, the blocks eqs. (15)-(16) imply. "
                         f"Monte Carlo ({n_draws} draws at s in {list(s_values)}): largest |z| "
@@ -770,7 +772,7 @@ def check_alg_j1(seed: int = 0, n_seeds: int = 5) -> list[Verdict]:
         claim, "as printed (alpha = 8, beta = 10, App. J's d and rho)",
         Claimed("smallest eigenvalue of Algorithm J.1's output", 0.0, Direction.AT_LEAST),
         upper=Bound(worst[0] + worst[1], f"numpy eigvalsh of the draw {worst[2]} (rounding "
-                                         "allowance 8 d eps ||C|| added)"),
+                                         "allowance 8 d eps ||C|| added)", basis="exact"),
         context=(f"{n_bad} of {total} draws (d in {{100, 200}}, rho in {{0.2, 0.8}}, "
                  f"{n_seeds} seeds each) are indefinite (smallest eigenvalue down to "
                  f"{min(v for r in rows for v in r['min_eigenvalues']):.2f})"
@@ -788,7 +790,8 @@ def check_adult_steps() -> list[Verdict]:
     source = "exact rational arithmetic: 4000 epochs x 1/0.01 steps per epoch"
     return [decide(claim, "one epoch = 1/q steps",
                    Claimed("gradient steps", 400_000, Direction.EQUALS, printed="400000"),
-                   lower=Bound(float(steps), source), upper=Bound(float(steps), source),
+                   lower=Bound(float(steps), source, basis="exact"),
+                   upper=Bound(float(steps), source, basis="exact"),
                    context=f"4000 epochs x 1/0.01 steps per epoch = {float(steps):,.0f} steps.",
                    evidence={"steps": float(steps)})]
 
@@ -849,7 +852,7 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
     """
 
     from dpclaims.claims import InputError
-    from dpclaims.claims.checks.privacy_numbers import check_catalogue
+    from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
     from dpclaims.papers.dpvim.checks_audit import check_empirical_audit
     from dpclaims.papers.dpvim.checks_experiments import (
         check_adult,
@@ -892,6 +895,9 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         entries = list(ENTRIES)[: b["catalogue"]]
         verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
                            "no records: the paper's reported privacy parameters")
+        verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
+                                             f"the first {len(entries)} of {len(ENTRIES)}"),
+                           "none: not run")
     for x in verdicts:
         x.budget = budget_name
     sections = [{"title": "DPVIm: traces, coverage, error against epsilon (reduced size)",

@@ -265,8 +265,10 @@ def check_coverage(cov: dict, seed: int, out_dir=None):
         parts = [Part(f"coordinate {j} of m*",
                       Claimed("coverage of m*_j by the noise-aware interval", NOMINAL,
                               Direction.AT_LEAST),
-                      lower=Bound(post["cp_low"][j], source, confidence=1 - alpha_b),
-                      upper=Bound(post["cp_high"][j], source, confidence=1 - alpha_b))
+                      lower=Bound(post["cp_low"][j], source, confidence=1 - alpha_b,
+                                  basis="finite-sample"),
+                      upper=Bound(post["cp_high"][j], source, confidence=1 - alpha_b,
+                                  basis="finite-sample"))
                  for j in range(d)]
         verdicts.append(decide_all(
             claim, text, parts,

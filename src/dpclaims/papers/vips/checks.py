@@ -30,7 +30,7 @@ from dpclaims.audits.mechanism import (
 )
 from dpclaims.claims import CheckTimer, Verdict, ran_on
 from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
-from dpclaims.claims.checks.privacy_numbers import check_catalogue
+from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
 from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
 
 # Imported eagerly: hypothesis mixes literal constants of every loaded module into its
@@ -135,7 +135,8 @@ def check_log_moment(n_records: int = 39_074, sigma: float = 1.0,
             claim, reading,
             Claimed("max relative gap |printed alpha(lambda) - exact log moment| / exact",
                     0.0, Direction.EQUALS),
-            lower=Bound(float(gap), source), upper=Bound(float(gap), source),
+            lower=Bound(float(gap), source, basis="exact"),
+            upper=Bound(float(gap), source, basis="exact"),
             context=context, evidence=ev))
     return out
 
@@ -337,7 +338,8 @@ def _part_of(v: Verdict) -> Part:
     c = basis["claimed"]
 
     def bound(b):
-        return None if b is None else Bound(float(b["value"]), b["source"], b["confidence"])
+        return None if b is None else Bound(float(b["value"]), b["source"], b["confidence"],
+                                            basis=b["basis"], proves=b.get("proves"))
 
     return Part(v.reading, Claimed(c["quantity"], float(c["value"]), c["direction"],
                                    c["printed"]),
@@ -484,6 +486,9 @@ def run_vips_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         entries = list(ENTRIES)[: b["catalogue"]]
         verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
                            "no records: the paper's reported privacy parameters")
+        verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
+                                             f"the first {len(entries)} of {len(ENTRIES)}"),
+                           "none: not run")
     for v in verdicts:
         v.budget = budget_name
     sections = [{"title": title, "text": ("Reduced-size reproduction; the sizes are in each "
