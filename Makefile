@@ -24,7 +24,7 @@ install: $(STAMP)
 ## earlier run's). The audit's exit code says what it found (0 nothing refuted, 1 a claim
 ## refuted, 3 a claim not checkable): each is a finished report, so make succeeds; bad
 ## input (2), a Dask cluster lost mid-run (69, with DPCLAIMS_SCHEDULER set), an internal
-## error (70) or an interrupt (130) fail.
+## error (70), an interrupt (130) or a SIGTERM (143, e.g. timeout or a cancelled CI job) fail.
 audit: $(STAMP)
 	@$(BIN)/dpclaims audit --paper dpsep --budget quick --seed 0 --out reports/out --overwrite; \
 	code=$$?; case $$code in \

@@ -1,6 +1,7 @@
 """Every exit-code path of the CLI (issue 21): the code, and one line on stderr that names
 the problem, never a traceback. 0 nothing refuted, 1 refuted, 2 bad input, 3 not
-checkable, 70 internal error, 130 interrupted; 69 (a Dask cluster failed mid-run) is
+checkable, 70 internal error, 130 interrupted (143, SIGTERM, and the folders every ending
+leaves: tests/test_output_safety.py); 69 (a Dask cluster failed mid-run) is
 tested in tests/test_cluster.py, with a real scheduler."""
 
 from __future__ import annotations
@@ -177,12 +178,22 @@ def test_2_out_folders(tmp_path):
 
 def test_overwrite_replaces_the_whole_folder(tmp_path):
     out = tmp_path / "o"
-    out.mkdir()
+    out.mkdir()  # an earlier run's report (written before the marker file existed)
+    (out / "results.json").write_text('{"schema_version": 1, "claims": []}')
+    (out / "run_info.json").write_text('{"dpclaims": "0.1.0"}')
     (out / "stale_figure.png").write_text("from another run")
     r = invoke("check-variant", f"{EXAMPLE}:correct", *SMALL, "--out", out, "--overwrite")
     assert r.exit_code == 0, r.output
     assert (out / "results.json").is_file() and not (out / "stale_figure.png").exists()
+    assert (out / ".dpclaims-report").is_file()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".o.")]
+    # a folder of the user's own files is never replaced (tests/test_output_safety.py)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    r = invoke("check-variant", f"{EXAMPLE}:correct", *SMALL, "--out", tmp_path / "mine",
+               "--overwrite")
+    assert r.exit_code == 2 and "notes.txt" in one_line(r)
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"
 
 
 # --------------------------------------------------------------------------- 70, 130

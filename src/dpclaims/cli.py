@@ -7,8 +7,14 @@ headline); 2 bad input: options, files, a claim or the user's own code (one line
 stderr naming it; an exception raised in the user's code names the file and line);
 3 a claim was not checkable and none is refuted; 69 the Dask cluster of ``audit
 --scheduler`` failed mid-run (one line; no report); 70 an internal error of dpclaims
-(a bug: one line, the traceback with ``--debug``); 130 interrupted (Ctrl-C).
-``account`` exits 0, 2, 70 or 130.
+(a bug: one line, the traceback with ``--debug``); 130 interrupted (Ctrl-C); 143
+terminated (SIGTERM: ``kill``, ``timeout``, a CI cancelling the job). Interrupted or
+terminated, a run removes its staging folder and its lock and writes no report.
+``account`` exits 0, 2, 70, 130 or 143.
+
+Output read by a program that stops early (``dpclaims check ... | head -1``): the rest
+of the output is dropped quietly and the exit code is the one the run earned (its
+report is complete by then).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import logging
 import math
 import os
 import platform
+import signal
 import sys
 import time
 import warnings
@@ -44,13 +51,21 @@ class _Main(click.Group):
             EXIT_CLUSTER_LOST,
             EXIT_INTERNAL,
             EXIT_INTERRUPTED,
+            EXIT_TERMINATED,
         )
         from dpclaims.claims.core import InputError
 
         try:
-            return super().invoke(ctx)
+            with _sigterm_raises():
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    _flush_stdout()
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
+        except Terminated:
+            click.echo("dpclaims: terminated (SIGTERM); no report was written.", err=True)
+            raise click.exceptions.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             click.echo("dpclaims: interrupted; no report was written.", err=True)
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
@@ -62,6 +77,10 @@ class _Main(click.Group):
             from dpclaims.claims.cluster import ClusterLostError
             from dpclaims.claims.user_code import describe_user_error
 
+            earned = (ctx.obj or {}).get("earned")
+            if earned is not None and _stdout_closed(exc):
+                _silence_stdout()  # the reader of stdout left; the report is written
+                raise click.exceptions.Exit(earned) from None
             if isinstance(exc, ClusterLostError):
                 _debug_traceback(ctx)
                 click.echo(f"dpclaims: {_one_line(exc)}", err=True)
@@ -78,6 +97,107 @@ class _Main(click.Group):
                        + ("" if _debug(ctx) else "; rerun with --debug for the traceback"),
                        err=True)
             raise click.exceptions.Exit(EXIT_INTERNAL) from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived (``kill``, ``timeout``, a CI cancelling the job): unwinds like Ctrl-C,
+    so that the staging folder and the lock are removed, and exits 143."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """While a command runs: SIGTERM raises :class:`Terminated` in this process. A process
+    forked from it (a check, an audit's worker) dies of the signal quietly instead, as
+    without the handler, and leaves the one line to this process, which passes the
+    signal on to its multiprocessing children (a pool would wait for its workers' tasks
+    otherwise). The previous handler
+    is restored at the end (the CLI may run inside another program, e.g. the tests)."""
+    main_pid = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != main_pid:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        mp = sys.modules.get("multiprocessing")
+        if mp is not None:  # a pool's workers would otherwise finish their tasks first
+            for child in mp.active_children():
+                child.terminate()
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _earned(code: int) -> None:
+    """Record the exit code the command has earned before it prints its results: if the
+    reader of stdout has gone (``| head``), the command ends with this code, quietly."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.find_root().ensure_object(dict)["earned"] = code
+
+
+def _stdout_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` is a write to a closed stdout (EPIPE), not another broken pipe."""
+    import errno
+
+    if getattr(exc, "stdout_gone", False):  # from _Console (also when run as __main__)
+        return True
+    if not (isinstance(exc, BrokenPipeError)
+            or (isinstance(exc, OSError) and exc.errno in (errno.EPIPE, errno.EINVAL))):
+        return False
+    try:
+        os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return True
+    import select
+
+    try:  # a pipe whose reader has closed is "readable" (POLLERR) to its writer
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLERR)
+        return any(ev & select.POLLERR for _, ev in poll.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _silence_stdout() -> None:
+    """Send the rest of stdout to /dev/null (the Python docs' recipe for SIGPIPE): the
+    interpreter's flush at exit then has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _flush_stdout() -> None:
+    """Flush stdout now, so that a closed pipe is noticed here (quietly) and not at the
+    interpreter's exit ("Exception ignored ... BrokenPipeError", exit 120)."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        _silence_stdout()
+
+
+class _Console(Console):
+    """A rich Console for stdout whose write to a closed pipe raises BrokenPipeError marked
+    ``stdout_gone`` (then :class:`_Main` exits with the earned code; stdout is /dev/null
+    by then) instead of rich's own exit 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        _silence_stdout()
+        exc = BrokenPipeError(32, "Broken pipe")
+        exc.stdout_gone = True
+        raise exc
 
 
 @contextlib.contextmanager
@@ -127,7 +247,9 @@ def main(ctx, debug):
       3   a claim was not checkable, none refuted
       69  the Dask cluster (audit --scheduler) failed mid-run
       70  internal error of dpclaims (a bug; --debug shows the traceback)
-      130 interrupted"""
+      130 interrupted (Ctrl-C)
+      143 terminated (SIGTERM: kill, timeout, a cancelled CI job)
+    Interrupted or terminated, no report is written and --out is left as it was."""
     ctx.ensure_object(dict)["debug"] = debug
 
 
@@ -248,6 +370,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
                              verdicts=verdicts, sections=sections, run_info=run_info,
                              captions={k: v for p in papers for k, v in p.captions.items()})
     paths = {k: staged.out / Path(v).name for k, v in paths.items()}
+    _earned(exit_code(verdicts))  # a closed stdout from here on ends with this code
     _print_summary(f"{label}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
                    paths)
     sys.exit(exit_code(verdicts))
@@ -342,7 +465,8 @@ def papers_command():
         table.add_row(escape(p.id), str(len(p.claims)), escape(p.title), escape(p.summary))
     for pid, why in registry.broken.items():
         table.add_row(escape(pid), "-", "[red]does not load[/]", escape(why))
-    Console().print(table)
+    _earned(0)
+    _Console().print(table)
 
 #: The narrowest terminal that gets the boxed table; narrower, or not a terminal (a log,
 #: a pipe, CI), gets one plain line per claim.
@@ -364,9 +488,9 @@ def _print_summary(title, verdicts, paths, sentences: bool = False):
 
     claims = claims_summary(verdicts)
     line = summary_line(summarise(claims), verdicts, {})
-    out = Console()
+    out = _Console()
     if out.is_terminal and out.width >= TABLE_MIN_WIDTH:
-        table = Table(title=title)
+        table = Table(title=escape(title))
         widest = max((len(c["id"]) for c in claims), default=5)
         table.add_column("claim", no_wrap=True, min_width=widest)  # never cut
         table.add_column("where", max_width=24)
@@ -378,7 +502,7 @@ def _print_summary(title, verdicts, paths, sentences: bool = False):
                           f"[{_COLOURS[c['verdict']]}]{c['verdict']}[/]", escape(c["key"]),
                           escape(c["deciding_reading"] or "-"))
         out.print(table)
-        out.print(line, highlight=False)
+        out.print(escape(line), highlight=False)
     else:
         click.echo(title)
         for c in claims:
@@ -445,6 +569,7 @@ def account(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_
     if payload is None:
         payload = _account_payload(**question)
         _account_cache(question, payload)
+    _earned(0)
     if as_json:
         click.echo(json.dumps({k: v for k, v in payload.items() if not k.startswith("_")}))
         return
@@ -615,23 +740,27 @@ def _account_exact_payload(sigma, plan, delta, relation, notes) -> dict:
 
 
 def _account_print(p: dict) -> None:
-    """``account``'s table from its payload (:func:`_account_payload`)."""
-    out = Console()
+    """``account``'s table from its payload (:func:`_account_payload`). Computed text is
+    escaped: rich would take "[no lower bound, ...]" for markup and print nothing."""
+    from rich.markup import escape
+
+    out = _Console(highlight=False, soft_wrap=True)  # a log line is never cut
     for n in p["notes"]:
-        out.print(f"[yellow]{n}[/]")
+        out.print(f"[yellow]{escape(n)}[/]")
     sigma = p["noise_multiplier"]
     if p["calibrated_by"] is not None:
-        out.print(f"sigma = {sigma:.6g} meets epsilon = {p['target_epsilon']:g} by "
-                  f"{p['calibrated_by']}")
+        out.print(escape(f"sigma = {sigma:.6g} meets epsilon = {p['target_epsilon']:g} by "
+                         f"{p['calibrated_by']}"))
     title = (f"sigma {sigma:.6g}, {p['sampling']}, {p['relation']}, delta {p['delta']:g}, "
              f"{p['steps']} steps")
     if out.is_terminal and out.width >= TABLE_MIN_WIDTH:
-        table = Table(title=title)
+        table = Table(title=escape(title))
         for col in ("accountant", "relation", "kind", "epsilon", "note"):
             table.add_column(col)
         for r in p["rows"]:
             eps = "unsupported" if r["epsilon"] is None else f"{r['epsilon']:.6g}"
-            table.add_row(r["accountant"], r["relation"], r["kind"], eps, r["note"])
+            table.add_row(*(escape(str(x)) for x in (r["accountant"], r["relation"],
+                                                     r["kind"], eps, r["note"])))
         out.print(table)
     else:  # a log, a pipe, a narrow terminal: one line per accountant, never squeezed
         click.echo(title)
@@ -640,15 +769,15 @@ def _account_print(p: dict) -> None:
             click.echo(f"{r['accountant']}: epsilon {eps} ({r['kind']}, {r['relation']}). "
                        f"{r['note']}")
     lo, hi = p["certified_bracket"]["lower"], p["certified_bracket"]["upper"]
-    out.print("certified bracket on the true epsilon: ["
-              + ("no lower bound" if lo is None else
-                 f"{lo['epsilon']:.6g} ({lo['accountant']})") + ", "
-              + ("no upper bound" if hi is None else
-                 f"{hi['epsilon']:.6g} ({hi['accountant']})") + "]")
-    out.print(p["note"])
+    out.print(escape("certified bracket on the true epsilon: ["
+                     + ("no lower bound" if lo is None else
+                        f"{lo['epsilon']:.6g} ({lo['accountant']})") + ", "
+                     + ("no upper bound" if hi is None else
+                        f"{hi['epsilon']:.6g} ({hi['accountant']})") + "]"))
+    out.print(escape(p["note"]))
     if p["tight_disagrees"]:
-        out.print(f"[yellow]{p['advice']} (they differ by {p['tight_disagreement']:.1%} > "
-                  f"{p['_rtol']:.0%})[/]")
+        out.print(f"[yellow]{escape(p['advice'])} (they differ by "
+                  f"{p['tight_disagreement']:.1%} > {p['_rtol']:.0%})[/]")
 
 
 @main.command("check-variant", epilog="""\b
@@ -662,7 +791,7 @@ Exit codes:
   3   nothing was checked for at least one claim (not-checkable: e.g. no data
       and no record domain), and none is refuted
   70  internal error of dpclaims (--debug shows the traceback)
-  130 interrupted""")
+  130 interrupted (Ctrl-C); 143 terminated (SIGTERM)""")
 @click.argument("spec", metavar="FILE.py:OBJECT | package.module:OBJECT")
 @click.option("--n-trials", type=int, default=200_000, show_default=True,
               help="Audit trials per dataset of the selected neighbouring pair.")
@@ -739,6 +868,7 @@ def _run_check(work, seed, out_dir, overwrite, run_extra):
         paths = write_report(staging, title=f"dpclaims {title}", meta=meta,
                              verdicts=verdicts, sections=sections, run_info=run_info)
     paths = {k: staged.out / Path(v).name for k, v in paths.items()}
+    _earned(exit_code(verdicts))  # a closed stdout from here on ends with this code
     _print_summary(f"{name}: claims and verdicts (seed {seed})", verdicts, paths,
                    sentences=True)
     sys.exit(exit_code(verdicts))
@@ -748,7 +878,7 @@ def _run_check(work, seed, out_dir, overwrite, run_extra):
 Exit codes: as check-variant (0 checked, none refuted; 1 a claim is refuted;
 2 bad input, e.g. a string where a number belongs, named with its key;
 3 a claim could not be checked and none is refuted; 70 internal error;
-130 interrupted).""")
+130 interrupted; 143 terminated by SIGTERM).""")
 @click.argument("claims_file", metavar="CLAIMS.toml")
 @click.option("--n-trials", type=int, default=200_000, show_default=True,
               help="Audit trials per dataset for [[audit]] claims.")

@@ -62,12 +62,20 @@ def fetch_command(names, mirror, cache):
     sets; none given = all) and verify each file's SHA-256. Files already cached and
     verified are not downloaded again; a file whose SHA-256 differs is refused (exit 2)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    from dpclaims.data.fetch import DATASETS, cache_dir, expand_names, fetch
+    from dpclaims.cli import _Console, _earned
+    from dpclaims.data.fetch import (
+        DATASETS,
+        cache_dir,
+        check_cache_folder,
+        expand_names,
+        fetch,
+    )
 
     selected = expand_names(names or None)  # an unknown name: exit 2, before any download
-    root = cache if cache is not None else cache_dir()
+    root = check_cache_folder(cache, "--cache") if cache is not None else cache_dir()
     err = Console(stderr=True)
     total = sum(DATASETS[n].size for n in selected)
     folder_of = {ds.folder: name for name, ds in DATASETS.items()}
@@ -78,8 +86,9 @@ def fetch_command(names, mirror, cache):
         if name not in state["announced"]:
             state["announced"].add(name)
             ds = DATASETS[name]
-            err.print(f"downloading {name} ({len(ds.files)} files, {_size(ds.size)}) into "
-                      f"{root / ds.folder}", highlight=False)
+            err.print(f"downloading {escape(name)} ({len(ds.files)} files, "
+                      f"{_size(ds.size)}) into {escape(str(root / ds.folder))}",
+                      highlight=False)
 
     def run(bar=None):
         def progress(f, event):
@@ -103,16 +112,18 @@ def fetch_command(names, mirror, cache):
             folders = run((bar, bar.add_task("checking the cache", total=total)))
     else:
         folders = run()
-    table = Table(title=f"data cache {root}")
+    table = Table(title=f"data cache {escape(str(root))}")
     for col in ("data set", "files", "size", "folder"):
         table.add_column(col, overflow="fold")  # a path is never cut
     for name, folder in folders.items():
         ds = DATASETS[name]
-        table.add_row(name, str(len(ds.files)), _size(ds.size), str(folder))
-    out = Console()
+        table.add_row(escape(name), str(len(ds.files)), _size(ds.size), escape(str(folder)))
+    _earned(0)
+    out = _Console()
     out.print(table)
     out.print(f"{state['downloaded']} file(s) downloaded, every file's SHA-256 verified. "
-              f"An audit without --data-dir now reads {root}.", highlight=False)
+              f"An audit without --data-dir now reads {escape(str(root))}.",
+              highlight=False)
 
 
 @data.command("list")
@@ -125,9 +136,10 @@ def list_command(cache, as_json):
     its files, licence, source and folder in the cache."""
     import json
 
-    from dpclaims.data.fetch import DATASETS, cache_dir, mirror_url, status
+    from dpclaims.cli import _Console, _earned
+    from dpclaims.data.fetch import DATASETS, cache_dir, check_cache_folder, mirror_url, status
 
-    root = cache if cache is not None else cache_dir()
+    root = check_cache_folder(cache, "--cache") if cache is not None else cache_dir()
     states = status(None, root)
     mirror = mirror_url()
     rows = [{"name": name, "state": s.state, "cached": s.complete,
@@ -141,14 +153,14 @@ def list_command(cache, as_json):
              "used_by": DATASETS[name].used_by, "folder": str(s.folder),
              "missing": list(s.missing), "corrupt": list(s.corrupt)}
             for name, s in states.items()]
+    _earned(0)
     if as_json:
         click.echo(json.dumps({"cache": str(root), "mirror": mirror, "datasets": rows}))
         return
-    from rich.console import Console
     from rich.markup import escape
 
     colour = {True: "green", False: "yellow"}
-    out = Console()
+    out = _Console()
     out.print(f"data cache {escape(str(root))}", highlight=False)
     for r in rows:  # one block a data set: readable at any terminal width
         out.print(f"\n[bold]{escape(r['name'])}[/]: [{colour[r['cached']]}]"

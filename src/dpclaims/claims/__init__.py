@@ -28,6 +28,7 @@ from dpclaims.claims.headline import (
     EXIT_NOT_CHECKED,
     EXIT_OK,
     EXIT_REFUTED,
+    EXIT_TERMINATED,
     HEADLINE_RULE,
     claims_summary,
     exit_code,
@@ -38,4 +39,4 @@ __all__ = ["CLAIM_KINDS", "VERDICTS", "CheckTimer", "Claim", "InputError", "Read
            "ReadingKind", "Verdict", "ran_on",
            "HEADLINE_RULE", "claims_summary", "headline", "exit_code", "EXIT_OK",
            "EXIT_REFUTED", "EXIT_BAD_INPUT", "EXIT_NOT_CHECKED", "EXIT_CLUSTER_LOST",
-           "EXIT_INTERNAL", "EXIT_INTERRUPTED"]
+           "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]

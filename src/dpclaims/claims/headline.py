@@ -136,6 +136,8 @@ EXIT_CLUSTER_LOST = 69
 EXIT_INTERNAL = 70
 #: Interrupted (128 + SIGINT).
 EXIT_INTERRUPTED = 130
+#: Terminated (128 + SIGTERM: ``kill``, ``timeout``, a CI cancelling its job).
+EXIT_TERMINATED = 143
 
 
 def exit_code(verdicts: list[Verdict]) -> int:

@@ -535,13 +535,45 @@ def cache_dir() -> Path:
     ``$DPCLAIMS_DATA_CACHE`` (``~`` expanded) when set and not empty, else the user
     cache folder of the platform, ``pooch.os_cache("dpclaims")`` (``~/.cache/dpclaims``
     on Linux). The folder need not exist.
+
+    Raises
+    ------
+    InputError
+        The folder is a file or lies under one (naming it and where it was set).
     """
     env = os.environ.get(CACHE_ENV, "").strip()
     if env:
-        return Path(env).expanduser()
+        return check_cache_folder(Path(env).expanduser(), f"${CACHE_ENV}")
     import pooch
 
-    return Path(pooch.os_cache("dpclaims"))
+    return check_cache_folder(Path(pooch.os_cache("dpclaims")), "the user cache folder")
+
+
+def check_cache_folder(root: Path | str,
+                       source: str = "--cache or $DPCLAIMS_DATA_CACHE") -> Path:
+    """``root`` as a Path, when it can be a folder: it is one, or does not exist and no
+    parent of it is a file.
+
+    Parameters
+    ----------
+    root : path
+    source : str
+        Where the path was given (an option or an environment variable), for the message.
+
+    Raises
+    ------
+    InputError
+        ``root`` is a file, or lies under a file: one line naming both and ``source``.
+    """
+    root = Path(root)
+    for p in (root, *root.parents):
+        if p.is_dir():
+            break
+        if p.exists() or p.is_symlink():
+            where = "is a file" if p == root else f"lies under the file {p}"
+            raise InputError(f"the data cache {root} (from {source}) {where}, not a "
+                             "folder: point it at a folder")
+    return root
 
 
 _URL = re.compile(r"^(https?|ftp)://[^\s/]+", re.I)
@@ -612,8 +644,10 @@ def status(names: str | Iterable[str] | None = None,
     Raises
     ------
     UnknownDatasetError
+    InputError
+        The cache folder is a file or lies under one (:func:`check_cache_folder`).
     """
-    root = Path(cache) if cache is not None else cache_dir()
+    root = check_cache_folder(cache) if cache is not None else cache_dir()
     out = {}
     for name in expand_names(names):
         ds = DATASETS[name]
@@ -685,7 +719,8 @@ def fetch(names: str | Iterable[str] | None = None, *, base_url: str | None = No
     UnknownDatasetError
         An unknown name (before any download).
     InputError
-        A ``base_url`` that is not an http(s) or ftp URL.
+        A ``base_url`` that is not an http(s) or ftp URL; a cache folder that is a file
+        or lies under one (:func:`check_cache_folder`).
     DownloadError
         A failed download (naming the URL and the reason) or a cache folder that cannot
         be written (naming it).
@@ -695,7 +730,7 @@ def fetch(names: str | Iterable[str] | None = None, *, base_url: str | None = No
     """
     selected = expand_names(names)
     mirror = mirror_url(base_url)
-    root = Path(cache) if cache is not None else cache_dir()
+    root = check_cache_folder(cache) if cache is not None else cache_dir()
     staging = root / STAGING
     files = [f for n in selected for f in DATASETS[n].files]
     urls = {f.path: f.url if mirror is None else f"{mirror}/{f.path}" for f in files}
@@ -820,7 +855,8 @@ def resolve_data_dir(explicit: Path | str | None,
     Raises
     ------
     InputError
-        ``explicit`` given but not a folder (naming it).
+        ``explicit`` given but not a folder (naming it); the cache folder a file or
+        under one (:func:`check_cache_folder`).
 
     Notes
     -----
@@ -837,7 +873,7 @@ def resolve_data_dir(explicit: Path | str | None,
         return root, (f"--data-dir {root} (" + (
             f"SHA-256 as registered: {', '.join(ok)}" if ok else
             "no registered data set in it matches its SHA-256 in full") + ")")
-    root = Path(cache) if cache is not None else cache_dir()
+    root = check_cache_folder(cache) if cache is not None else cache_dir()
     states = status(None, root)
     ok = [n for n, s in states.items() if s.complete]
     if not ok:
