@@ -229,7 +229,7 @@ class AuditOutcome:
         How the pair was chosen when several were candidates (None: one pair given).
     sentence : str
         The verdict kernel's sentence: what decided the verdict, or why nothing could
-        (e.g. an audit too small to certify anything above the claim).
+        (e.g. an audit too small to certify anything above the claim: not-checkable).
     """
 
     verdict: str
@@ -436,7 +436,8 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
     Returns
     -------
     AuditOutcome
-        ``verdict`` "refuted" or "inconclusive" (decided by the verdict kernel), its
+        ``verdict`` "refuted", "inconclusive" or, for an audit too small to certify
+        anything above the claim, "not-checkable" (decided by the verdict kernel), its
         ``sentence``, the certificate and its evidence.
 
     Raises
