@@ -538,12 +538,34 @@ def test_same_seed_same_result_and_blocks_cover_every_trial():
     # a probe of two outputs per dataset, drawn twice from generators in the same state
     # (the release must follow its rng), fixes the output shape; then the blocks
     assert calls[:4] == [2, 2, 2, 2]
-    assert sum(calls[4:]) == 2 * 1001 and max(calls[4:]) <= 150
+    # the first training block of each dataset is drawn twice too, at its full size
+    # (issue 37: a release may follow its rng at small n only); the rest once
+    assert calls[4:6] == [150, 150] and calls.count(150) >= 4
+    assert sum(calls[4:]) == 2 * 1001 + 2 * 150 and max(calls[4:]) <= 150
     assert a.n_train + a.n_held_out == 1001
     b = audit(Counting(), PAIR, 1001, seed=5, block_size=150)
     assert a == b and json.dumps(a.to_dict()) == json.dumps(b.to_dict())
     np.testing.assert_array_equal(a.held_out_scores[0], b.held_out_scores[0])
     assert audit(Counting(), PAIR, 1001, seed=6, block_size=150) != a
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_release_that_follows_its_rng_at_small_n_only_is_refused(workers):
+    """Issue 37 (D8): rng for n <= 100, numpy's global state above. The probe at n = 2
+    passes; the twin of the first training block (n = 400 here) catches it, also when
+    the blocks are drawn in worker processes."""
+
+    @dataclass(frozen=True)
+    class Threshold:
+        name: str = "threshold"
+        claim: PrivacyClaim = PrivacyClaim(1.0, DELTA)
+
+        def release(self, data, rng, n):
+            gen = rng if n <= 100 else np.random  # noqa: NPY002  (the bug)
+            return data[0] + gen.standard_normal((n, 2))
+
+    with pytest.raises(InvalidMechanismError, match=r"does not follow its rng.*n=400"):
+        audit(Threshold(), PAIR, 2000, seed=0, workers=workers)
 
 
 def test_workers_give_identical_results():

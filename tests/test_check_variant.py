@@ -141,3 +141,69 @@ def test_pld_is_not_an_upper_bound_for_poisson_under_replace_one():
     # query under replace-one; the RDP accountants do not support this event: no bound
     assert v.verdict != "holds"
     assert "dp_accounting-pld not used" in v.evidence["note"]
+
+
+def test_real_array_accepts_real_numbers_and_refuses_the_rest():
+    """Issue 37 (D12, D16): the one conversion of a user's output. Accepted: nested lists,
+    booleans, integers, pandas objects and masked arrays without masked values; refused
+    with the producer and the type named: strings (even numeric), dicts, ragged arrays,
+    complex numbers (never their real part alone), masked values, dates."""
+    import numpy as np
+    import pandas as pd
+
+    from dpclaims.audits.mechanism import InvalidMechanismError, real_array
+
+    what = "mechanism 'm': release(data, rng, n=2)"
+    for ok, want in [([[1, 2], [3, 4]], [[1, 2], [3, 4]]),
+                     (np.array([True, False]), [1.0, 0.0]),
+                     (pd.DataFrame({"a": [1.5, 2.0]}), [[1.5], [2.0]]),
+                     (np.ma.masked_array([1.0, 2.0], mask=[0, 0]), [1.0, 2.0]),
+                     (np.array([1.0, 2], dtype=object), [1.0, 2.0])]:
+        got = real_array(ok, what)
+        assert got.dtype == float and np.array_equal(got, want)
+    for bad, words in [(np.array(["0.5"]), "strings"),
+                       (np.array(["1", 2], dtype=object), "strings"),
+                       ([{"a": 1}], "dict"),
+                       ([np.zeros(2), np.zeros(3)], "cannot make one array"),
+                       (np.array([1 + 2j]), "np.concatenate([z.real, z.imag], axis=-1)"),
+                       (np.array([1.0, 2j], dtype=object), "complex"),
+                       (np.ma.masked_array([1.0, 2.0], mask=[0, 1]), "1 masked value"),
+                       (np.array(["2020-01-01"], dtype="datetime64[D]"), "datetime64"),
+                       (pd.DataFrame({"a": ["x"]}), "strings")]:
+        with pytest.raises(InvalidMechanismError, match="release") as e:
+            real_array(bad, what)
+        assert words in str(e.value) and "mechanism 'm'" in str(e.value)
+
+
+def test_release_and_run_outputs_are_checked_where_they_are_drawn():
+    """A 0-d output and a complex run are the mechanism's fault, named; a boolean
+    release is a release of 0s and 1s."""
+    import numpy as np
+
+    from dpclaims.audits import PrivacyClaim
+    from dpclaims.audits.mechanism import InvalidMechanismError, draw_release
+    from dpclaims.audits.whole_run import RunMechanism
+
+    class M:
+        name = "m"
+        claim = PrivacyClaim(1.0, 0.0)
+
+        def release(self, data, rng, n):
+            return rng.random((n, 1)) < 0.5
+
+    rng = np.random.default_rng(0)
+    assert set(np.unique(draw_release(M(), None, rng, 10))) <= {0.0, 1.0}
+    M.release = lambda self, data, rng, n: np.float64(1.0)
+    with pytest.raises(InvalidMechanismError, match=r"must return shape \(n, ...\), got \(\)"):
+        draw_release(M(), None, rng, 3)
+
+    class A:
+        name = "alg"
+        claim = PrivacyClaim(1.0, 1e-5)
+
+        def run(self, data, rng, n_runs):
+            return np.ones((n_runs, 2)) * 1j
+
+    with pytest.raises(InvalidMechanismError, match=r"'alg': run\(data, rng, n_runs=3\) gave "
+                                                    "complex"):
+        RunMechanism(A(), "input", "final-output").release(None, rng, 3)

@@ -143,6 +143,17 @@ def test_claims_file_errors_import_neither_the_accountants_nor_the_audits(tmp_pa
     ("NanData", ["non-finite", "record 1"]),
     ("OutsideDomain", ["outside the declared domain"]),
     ("DomainShape", ["shape (2,)", "(3,)"]),
+    # issue 37: a user's output that is not real numbers is bad input, never exit 70
+    ("StringRelease", ["'mean': release(data, rng, n=2)", "strings", "<U3"]),
+    ("RaggedRelease", ["release(data, rng, n=2)", "dtype object", "ndarray"]),
+    ("DictRelease", ["release(data, rng, n=2)", "list", "dict"]),
+    ("MaskedRelease", ["release(data, rng, n=2)", "masked value(s)"]),
+    ("ComplexRelease", ["release(data, rng, n=2)", "complex128",
+                        "np.concatenate([z.real, z.imag], axis=-1)"]),
+    ("ComplexData", ["`data`", "complex", "separate real coordinates"]),
+    ("StringCandidates", ["candidate 0 of `candidates`", "strings"]),
+    # follows its rng at n <= 100 only: caught on the audit's first block (n = 400)
+    ("RngBelowThreshold", ["does not follow its rng", "n=400"]),
 ])
 def test_2_bad_user_code_and_data(tmp_path, name, words):
     r = bad_variant(tmp_path, name)
@@ -247,12 +258,53 @@ def test_130_ctrl_c_in_a_real_process(tmp_path):
 # --------------------------------------------------------------------------- small audits
 
 
-def test_an_audit_too_small_to_certify_anything_is_inconclusive_with_its_reason(tmp_path):
+def test_3_an_audit_too_small_to_certify_anything_is_not_checkable(tmp_path):
+    """Issue 37 (D9): at 2 trials even an attack without an error certifies nothing above
+    the claim (the capacity of bounds.audit_capacity): nothing was checked, exit 3."""
     r = invoke("check-variant", f"{EXAMPLE}:correct", "--n-trials", "2", "--max-examples",
                "10", "--selection-trials", "2", "--out", tmp_path / "o")
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 3, r.output
     v = {x["claim_id"].split("/")[-1]: x for x in
          reading_records(load_results(tmp_path / "o"))}
     audit = v["empirical-audit"]
-    assert audit["verdict"] == "inconclusive" and "too small" in audit["sentence"]
-    assert audit["evidence"]["basis"]["rule"] == "undecided"
+    assert audit["verdict"] == "not-checkable" and "too small" in audit["sentence"]
+    assert audit["evidence"]["basis"]["rule"] == "not-checkable"
+    assert audit["evidence"]["audit_capacity"] <= 2.0  # the claimed epsilon
+
+
+def test_an_audit_that_could_refute_is_checked(tmp_path):
+    """The boundary is computed, not a count: at 2,000 trials the capacity is above the
+    claim, so the same variant is checked (exit 0, inconclusive)."""
+    r = invoke("check-variant", f"{EXAMPLE}:correct", *SMALL, "--out", tmp_path / "o")
+    assert r.exit_code == 0, r.output
+    v = {x["claim_id"].split("/")[-1]: x for x in
+         reading_records(load_results(tmp_path / "o"))}
+    assert v["empirical-audit"]["evidence"]["audit_capacity"] > 2.0
+
+
+# --------------------------------------------------------------------------- one validation
+
+
+AUDIT_TOML = ('[paper]\ntitle = "T"\n\n[[audit]]\nid = "t/a"\nlocation = "Alg. 1"\n'
+              'statement = "Alg. 1 is DP."\nmechanism = "{spec}"\n')
+
+
+@pytest.mark.parametrize("name, words", [
+    ("OutsideDomain", ["outside the declared domain"]),
+    ("StringRelease", ["release(data, rng, n=2)", "strings"]),
+    ("ComplexRelease", ["complex", "separate real coordinates"]),
+    ("RngBelowThreshold", ["does not follow its rng"]),
+])
+def test_2_check_and_check_variant_refuse_the_same_mechanisms(tmp_path, name, words):
+    """Issue 37 (D4): `check`'s [[audit]] entries go through check-variant's validation
+    (claims.checks.variant.validated): the same exit 2 and message, no report."""
+    cv = bad_variant(tmp_path / "cv", name)
+    f = tmp_path / "claims.toml"
+    f.write_text(AUDIT_TOML.format(spec=f"{BAD}:{name}"))
+    ck = invoke("check", f, *SMALL, "--out", tmp_path / "ck" / "o")
+    for r, out in ((cv, tmp_path / "cv" / "o"), (ck, tmp_path / "ck" / "o")):
+        assert r.exit_code == 2, r.output
+        msg = one_line(r)
+        for w in words:
+            assert w in msg, msg
+        assert not out.exists()

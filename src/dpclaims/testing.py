@@ -60,6 +60,7 @@ from dpclaims.audits.mechanism import (
     PrivacyClaim,
     Sensitivity,
     add_one,
+    real_array,
     remove_one,
     replace_one,
     sensitivity_of,
@@ -228,7 +229,7 @@ class AuditOutcome:
         How the pair was chosen when several were candidates (None: one pair given).
     sentence : str
         The verdict kernel's sentence: what decided the verdict, or why nothing could
-        (e.g. an audit too small to certify anything above the claim).
+        (e.g. an audit too small to certify anything above the claim: not-checkable).
     """
 
     verdict: str
@@ -373,13 +374,18 @@ def record_strategy(mechanism, domain=None, records_attr: bool = True):
 
 
 def property_test(query, sens: Sensitivity, strategy, max_examples: int,
-                  seed: int) -> SensitivityCheck:
+                  seed: int, name: str = "") -> SensitivityCheck:
     """:func:`~dpclaims.property_tests.sensitivity.check_sensitivity` of ``query``'s claimed
     ``sens`` over the neighbouring pairs of ``strategy`` (distance in ``sens``'s norm,
     magnitude the sum of the two outputs' L2 norms). Shared by
-    :func:`check_mechanism_sensitivity` and ``check-variant``."""
+    :func:`check_mechanism_sensitivity` and ``check-variant``.
+
+    Raises InvalidMechanismError when ``query`` returns anything but real numbers
+    (:func:`~dpclaims.audits.mechanism.real_array`); ``name`` names its owner."""
+    what = f"mechanism {name!r}: query(data)" if name else "query(data)"
+
     def q(d):
-        return np.asarray(query(d), dtype=float)
+        return real_array(query(d), what)
 
     return check_sensitivity(
         strategy, lambda p: sens.distance(q(p[0]), q(p[1])), sens.value,
@@ -430,7 +436,8 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
     Returns
     -------
     AuditOutcome
-        ``verdict`` "refuted" or "inconclusive" (decided by the verdict kernel), its
+        ``verdict`` "refuted", "inconclusive" or, for an audit too small to certify
+        anything above the claim, "not-checkable" (decided by the verdict kernel), its
         ``sentence``, the certificate and its evidence.
 
     Raises
@@ -549,7 +556,7 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
                              "give a record domain (Box, Ball, FiniteSet) or a strategy of "
                              "pairs, or give the mechanism `data` or a `domain`")
         strategy = neighbouring_datasets(recs, relation, base=data)
-    res = property_test(query, sens, strategy, budget.max_examples, seed)
+    res = property_test(query, sens, strategy, budget.max_examples, seed, mechanism.name)
     norm = {1: "L1", 2: "L2"}.get(sens.norm, "L-inf")
     claim = _claim(mechanism, "sensitivity",
                    f"||query(D) - query(D')||_{sens.norm} <= {sens.value:.6g} for {relation} "

@@ -74,3 +74,57 @@ class Interrupted(Mean):
 
 def raising_factory():
     return {}["no such key"]
+
+
+# issue 37: outputs and data that are not real numbers (bad input, never "a bug in dpclaims")
+
+
+class StringRelease(Mean):
+    def release(self, data, rng, n):
+        return np.full((n, 1), "0.5")  # numeric strings: still not numbers
+
+
+class RaggedRelease(Mean):
+    def release(self, data, rng, n):
+        out = np.empty(n, dtype=object)
+        out[:] = [rng.standard_normal(1 + i % 2) for i in range(n)]
+        return out
+
+
+class DictRelease(Mean):
+    def release(self, data, rng, n):
+        return [{"mean": float(x)} for x in rng.standard_normal(n)]
+
+
+class ComplexRelease(Mean):
+    """The imaginary part carries the data: the real part alone is pure noise."""
+
+    def release(self, data, rng, n):
+        q = np.asarray(data).mean(axis=0)
+        return rng.standard_normal((n, q.size)) + 1j * (q + 0.01 * rng.standard_normal(
+            (n, q.size)))
+
+
+class MaskedRelease(Mean):
+    def release(self, data, rng, n):
+        out = super().release(data, rng, n)
+        return np.ma.masked_array(out, mask=out > 0)
+
+
+@dataclass(frozen=True)
+class ComplexData(Mean):
+    data: np.ndarray = field(default_factory=lambda: _data() * 1j, repr=False)
+
+
+@dataclass(frozen=True)
+class StringCandidates(Mean):
+    candidates: tuple = (("a", "b"), ("c", "d"))
+
+
+class RngBelowThreshold(Mean):
+    """Follows ``rng`` for n <= 100 and numpy's global state above (issue 37, D8)."""
+
+    def release(self, data, rng, n):
+        q = np.asarray(data).mean(axis=0)
+        gen = rng if n <= 100 else np.random  # noqa: NPY002  (the bug)
+        return q + SIGMA * (2 / len(data)) * gen.standard_normal((n, q.size))

@@ -69,8 +69,10 @@ from dpclaims.audits.mechanism import (
     InvalidMechanismError,
     NeighbouringPair,
     PrivacyClaim,
+    check_follows_rng,
     draw_release,
     output_shape,
+    twin_generator,
     validate_mechanism,
 )
 from dpclaims.audits.scores import (
@@ -563,9 +565,20 @@ def _block(mechanism, datasets, which: int, n: int, seed: int, key: tuple, score
     Returns the raw outputs (n, k) when ``scorer`` is None (training a fitted
     score), else their scores (n,). Every output must have the trailing ``shape``
     (None: not checked, the probe that fixes it).
+
+    The first block of the training phase (key ``(which, 0, 0)``) is drawn twice, the
+    second time from a twin generator (:func:`~dpclaims.audits.mechanism.check_follows_rng`):
+    the probe of :func:`~dpclaims.audits.mechanism.output_shape` checks at n = 2 that the
+    release follows its rng, this at the size the audit really draws (a release that
+    follows its rng for small n only would otherwise pass). The block's own outputs,
+    and so the audit's result, are those of the first draw.
     """
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+    twin = twin_generator(rng) if key[1:] == (0, 0) else None
     out = draw_release(mechanism, datasets[which], rng, n, shape=shape)
+    if twin is not None:
+        check_follows_rng(mechanism, out, draw_release(mechanism, datasets[which], twin, n,
+                                                       shape=shape), n)
     if scorer is None:
         return out
     return _apply_score(out, scorer, mechanism.name)
@@ -902,9 +915,13 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
                          f"n_trials = {n_trials} leaves {n_ho}")
     datasets = (pair.d0, pair.d1)
 
-    # the output shape, fixed by a probe of two outputs per dataset before any trial
+    # the output shape, fixed by a probe of two outputs per dataset before any trial; the
+    # release's use of its rng is checked there at n = 2 and on the first training block
+    # at its full size (_block); without a training phase, by the probe at the size of
+    # the first held-out block
+    sizes = (2,) if n_train else (2, min(block_size, n_ho))
     shapes = [output_shape(mechanism, d, np.random.default_rng(
-        np.random.SeedSequence(seed, spawn_key=(4, j)))) for j, d in enumerate(datasets)]
+        np.random.SeedSequence(seed, spawn_key=(4, j))), sizes) for j, d in enumerate(datasets)]
     if shapes[0] != shapes[1]:
         raise InvalidMechanismError(
             f"mechanism {mechanism.name!r}: outputs on d0 have shape {shapes[0]}, on d1 "

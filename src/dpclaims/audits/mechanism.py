@@ -51,6 +51,63 @@ class InvalidMechanismError(TypeError, ValueError):
     """
 
 
+_COMPLEX_ADVICE = ("return the real and imaginary parts as separate real coordinates, "
+                   "e.g. np.concatenate([z.real, z.imag], axis=-1)")
+
+
+def real_array(value, what: str) -> np.ndarray:
+    """``value`` (a user's output, data or records) as a float array, or a clear error.
+
+    The one conversion of what a user's code returns: numbers, booleans (read as 0 and
+    1), nested lists of numbers, a pandas object of numbers and a masked array without
+    masked entries are accepted; nothing is dropped or guessed.
+
+    Parameters
+    ----------
+    value : array-like
+    what : str
+        Who produced it, for the message (e.g. ``"mechanism 'm': release(data, rng, n=2)"``).
+
+    Raises
+    ------
+    InvalidMechanismError
+        Naming ``what`` and the type or dtype got: strings (even numeric ones), dicts or
+        other objects, ragged nested sequences, complex numbers (whose imaginary part a
+        float conversion would drop: the message says to return the real and imaginary
+        parts as separate real coordinates), dates, structured arrays, masked entries.
+    """
+    got = type(value).__name__
+    if isinstance(value, np.ma.MaskedArray):
+        masked = int(np.ma.count_masked(value))
+        if masked:
+            raise InvalidMechanismError(f"{what} gave a masked array with {masked} masked "
+                                        "value(s): give every value (a masked value is not "
+                                        "a number the audit can use)")
+        value = value.data
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidMechanismError(f"{what} must give an array of real numbers, got a "
+                                    f"{got} that numpy cannot make one array of ({exc})"
+                                    ) from exc
+    kind = raw.dtype.kind
+    dtype = f"{got}, dtype {raw.dtype}"
+    if kind == "c" or (kind == "O" and any(isinstance(x, complex) for x in raw.flat)):
+        raise InvalidMechanismError(f"{what} gave complex numbers ({dtype}): dpclaims audits "
+                                    "real numbers only, and dropping the imaginary part "
+                                    "would audit another mechanism; " + _COMPLEX_ADVICE)
+    if kind in "US" or (kind == "O" and any(isinstance(x, (str, bytes)) for x in raw.flat)):
+        raise InvalidMechanismError(f"{what} must give real numbers, got strings ({dtype})")
+    if kind not in "biufO":
+        raise InvalidMechanismError(f"{what} must give real numbers, got {dtype}")
+    try:
+        return np.asarray(raw, dtype=float)
+    except (TypeError, ValueError) as exc:
+        kinds = sorted({type(x).__name__ for x in raw.flat})[:5]
+        raise InvalidMechanismError(f"{what} must give real numbers, got {dtype} holding "
+                                    f"{', '.join(kinds)} ({exc})") from exc
+
+
 def check_relation(relation: str) -> str:
     """Return ``relation``; raise ValueError unless it is one of :data:`RELATIONS`."""
     return _vocabulary_relation(relation)
@@ -208,12 +265,9 @@ def validate_data(obj) -> None:
     domain = getattr(obj, "domain", None)
     data = getattr(obj, "data", None)
 
-    def finite(record) -> bool:
+    def finite(record, what: str) -> bool:
         parts = record if isinstance(record, tuple) else (record,)
-        try:
-            return all(bool(np.all(np.isfinite(np.asarray(p, dtype=float)))) for p in parts)
-        except (TypeError, ValueError):
-            return False
+        return all(bool(np.all(np.isfinite(real_array(p, what)))) for p in parts)
 
     def describe_misfit(record) -> str:
         shape = getattr(domain, "shape", None)
@@ -229,11 +283,7 @@ def validate_data(obj) -> None:
             raise InvalidMechanismError(f"mechanism {name!r}: `data`: {exc}") from exc
         comps = data if isinstance(data, tuple) else (data,)
         for c in comps:
-            try:
-                arr = np.asarray(c, dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise InvalidMechanismError(f"mechanism {name!r}: `data` must hold numbers: "
-                                            f"{exc}") from exc
+            arr = real_array(c, f"mechanism {name!r}: `data`")
             bad = ~np.isfinite(arr)
             if bad.any():
                 first = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -254,7 +304,7 @@ def validate_data(obj) -> None:
             raise InvalidMechanismError(f"mechanism {name!r}: `candidates` must be a "
                                         f"sequence of records: {exc}") from exc
         for i, record in enumerate(items):
-            if not finite(record):
+            if not finite(record, f"mechanism {name!r}: candidate {i} of `candidates`"):
                 raise InvalidMechanismError(f"mechanism {name!r}: candidate {i} has "
                                             f"non-finite values: {record!r:.80}")
             if domain is not None and not domain.contains(record):
@@ -310,35 +360,53 @@ def draw_release(mechanism: Mechanism, data, rng: np.random.Generator, n: int,
     return _checked(mechanism, mechanism.release(data, rng, n), n, shape).reshape(n, -1)
 
 
-def output_shape(mechanism: Mechanism, data, rng: np.random.Generator) -> tuple:
+def twin_generator(rng: np.random.Generator) -> np.random.Generator:
+    """A generator in ``rng``'s state, independent of it afterwards (``rng`` is not advanced)."""
+    twin = np.random.Generator(type(rng.bit_generator)())
+    twin.bit_generator.state = rng.bit_generator.state
+    return twin
+
+
+def check_follows_rng(mechanism, first: np.ndarray, second: np.ndarray, n: int) -> None:
+    """Raise InvalidMechanismError unless ``first`` and ``second``, two releases of n
+    outputs from generators in one state, are equal (:func:`output_shape`)."""
+    if not np.array_equal(first, second):
+        raise InvalidMechanismError(
+            f"mechanism {mechanism.name!r}: release does not follow its rng: two calls "
+            f"release(data, rng, n={n}) with generators in the same state gave different "
+            "outputs. Draw every random number from the `rng` argument (not numpy's global "
+            "state, a generator of its own or the clock), so that the same seed gives the "
+            "same audit.")
+
+
+def output_shape(mechanism: Mechanism, data, rng: np.random.Generator,
+                 sizes: tuple = (2,)) -> tuple:
     """The trailing shape of ``mechanism``'s outputs on ``data`` (a checked draw of two),
     and a check that the release follows its ``rng``.
 
-    The draw is made twice, from ``rng`` and from a twin generator in the same state:
-    a release whose outputs differ draws randomness from somewhere else (numpy's global
-    state, a generator of its own, the clock), and the same seed would then give a
-    different audit each run.
+    At each n of ``sizes`` the draw is made twice, from ``rng`` and from a twin generator
+    in the same state: a release whose outputs differ draws randomness from somewhere
+    else (numpy's global state, a generator of its own, the clock), and the same seed
+    would then give a different audit each run. The audit also checks its first
+    training block this way (:func:`~dpclaims.audits.core.audit`), at the size it draws.
 
     Raises
     ------
     InvalidMechanismError
         As :func:`draw_release`; and when the two draws differ.
     """
-    twin = np.random.Generator(type(rng.bit_generator)())
-    twin.bit_generator.state = rng.bit_generator.state
-    first = _checked(mechanism, mechanism.release(data, rng, 2), 2, None)
-    second = _checked(mechanism, mechanism.release(data, twin, 2), 2, first.shape[1:])
-    if not np.array_equal(first, second):
-        raise InvalidMechanismError(
-            f"mechanism {mechanism.name!r}: release does not follow its rng: two calls with "
-            "generators in the same state gave different outputs. Draw every random number "
-            "from the `rng` argument (not numpy's global state, a generator of its own or "
-            "the clock), so that the same seed gives the same audit.")
-    return first.shape[1:]
+    shape = None
+    for n in sizes:
+        twin = twin_generator(rng)
+        first = _checked(mechanism, mechanism.release(data, rng, n), n, shape)
+        shape = first.shape[1:]
+        second = _checked(mechanism, mechanism.release(data, twin, n), n, shape)
+        check_follows_rng(mechanism, first, second, n)
+    return shape
 
 
 def _checked(mechanism, out, n: int, shape) -> np.ndarray:
-    out = np.asarray(out, dtype=float)
+    out = real_array(out, f"mechanism {mechanism.name!r}: release(data, rng, n={n})")
     if out.ndim == 0 or out.shape[0] != n:
         raise InvalidMechanismError(f"mechanism {mechanism.name!r}: release(data, rng, n={n}) "
                                     f"must return shape (n, ...), got {out.shape}")
@@ -495,7 +563,7 @@ def canary_pair(mechanism: Mechanism, data, candidates, *, relation: str | None 
     cands = list(candidates)
 
     def q(d):
-        out = np.asarray(query(d), dtype=float)
+        out = real_array(query(d), f"mechanism {mechanism.name!r}: query(data)")
         if not np.all(np.isfinite(out)):
             raise ValueError(f"mechanism {mechanism.name!r}: query returned non-finite values")
         return out.ravel()

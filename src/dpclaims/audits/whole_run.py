@@ -107,6 +107,7 @@ from dpclaims.audits.mechanism import (
     NeighbouringPair,
     PrivacyClaim,
     add_one,
+    real_array,
     replace_one,
 )
 
@@ -235,7 +236,7 @@ def canary_direction(algorithm) -> np.ndarray:
     if u is None:
         raise InvalidMechanismError(f"algorithm {algorithm.name!r}: a gradient canary needs "
                                     "`canary_direction` (a unit vector in the released space)")
-    u = np.asarray(u, dtype=float).ravel()
+    u = real_array(u, f"algorithm {algorithm.name!r}: `canary_direction`").ravel()
     norm = float(np.linalg.norm(u)) if np.all(np.isfinite(u)) else math.nan
     if not (math.isfinite(norm) and norm > 0):
         raise InvalidMechanismError(f"algorithm {algorithm.name!r}: `canary_direction` must be "
@@ -388,7 +389,8 @@ class RunMechanism:
         return self.algorithm.claim
 
     def release(self, data, rng: np.random.Generator, n: int) -> np.ndarray:
-        out = np.asarray(self.algorithm.run(data, rng, n), dtype=float)
+        out = real_array(self.algorithm.run(data, rng, n),
+                         f"algorithm {self.name!r}: run(data, rng, n_runs={n})")
         if out.ndim == 0 or out.shape[0] != n:
             raise InvalidMechanismError(f"algorithm {self.name!r}: run(data, rng, n_runs={n}) "
                                         f"must return shape (n_runs, ...), got {out.shape}")
@@ -430,7 +432,8 @@ def reduce_releases(algorithm, releases: np.ndarray, statistic: str) -> np.ndarr
         raise InvalidMechanismError(f"algorithm {algorithm.name!r} declares a full trace: "
                                     f"run must return (n_runs, S, k), got {releases.shape}")
     up = getattr(algorithm, "updates", None)
-    updates = releases if up is None else np.asarray(up(releases), dtype=float)
+    updates = releases if up is None else real_array(
+        up(releases), f"algorithm {algorithm.name!r}: updates(releases)")
     if statistic == "trace-sum-fisher":
         return updates.sum(axis=1)
     reduction = "sum" if statistic == "trace-projection" else "max-per-epoch"
@@ -540,8 +543,9 @@ def audit_whole_run(algorithm, n_runs: int, *, canary: str | None = None,
     pair = canary_pair(algorithm, canary)
     statistic = statistic_of(algorithm, canary)
     if block_size is None:
-        probe = np.asarray(algorithm.run(pair.d0, np.random.default_rng(
-            np.random.SeedSequence(seed, spawn_key=(5,))), 2))
+        probe = real_array(algorithm.run(pair.d0, np.random.default_rng(
+            np.random.SeedSequence(seed, spawn_key=(5,))), 2),
+            f"algorithm {algorithm.name!r}: run(data, rng, n_runs=2)")
         per_run = max(1, probe[0].size)
         block_size = int(min(65_536, max(256, BLOCK_FLOATS // per_run)))
     mech = RunMechanism(algorithm, canary, statistic)

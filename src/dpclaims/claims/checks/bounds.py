@@ -14,10 +14,13 @@ values, and hands them to the kernel (:mod:`dpclaims.claims.kernel`), which deci
   allowance when it is a violation); a search gives no upper bound, so a sensitivity
   that survives it is inconclusive, never holds;
 * an **audit** (:func:`audit_verdict`): the Clopper-Pearson certificate is a lower
-  bound on epsilon at confidence 1 - alpha; no upper bound. An audit too small to
-  certify anything above the claim (even an attack without a single error on its
-  held-out trials would stay at or below it), or whose certificate is 0, is
-  inconclusive with that reason.
+  bound on epsilon at confidence 1 - alpha; no upper bound, so an audit can only
+  refute. An audit too small to certify anything above the claim (its capacity,
+  :func:`audit_capacity`: even an attack without a single error on its held-out
+  trials would stay at or below the claim) could not have refuted it whatever the
+  mechanism: nothing was checked, ``not-checkable`` with that reason (exit 3 under
+  ``check-variant``). An audit that could have refuted but whose certificate is 0
+  is inconclusive with that reason.
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from __future__ import annotations
 from dpclaims.analysis import accounting as acc
 from dpclaims.audits.core import AuditResult, epsilon_lower_bound
 from dpclaims.claims.core import Claim, Verdict
-from dpclaims.claims.kernel import Bound, Claimed, Estimate, decide, undecided
+from dpclaims.claims.kernel import (
+    Bound,
+    Claimed,
+    Estimate,
+    decide,
+    not_checkable,
+    undecided,
+)
 from dpclaims.property_tests.sensitivity import SensitivityCheck
 
 
@@ -107,14 +117,15 @@ def audit_verdict(claim: Claim, reading: str, r: AuditResult, *, quantity: str =
     ev = dict(evidence or {})
     ev.setdefault("audit_capacity", capacity)
     if capacity <= claimed.high:
-        return undecided(
+        # an audit can only refute; this one could not have, whatever the mechanism did
+        return not_checkable(
             claim, reading,
-            f"the audit is too small to certify anything above the claimed {quantity} "
-            f"{r.claimed_epsilon:.4g}: with {r.n_held_out} held-out trials per dataset even "
-            f"an attack without a single error would certify only {capacity:.4g} at "
-            f"{1 - r.alpha:.0%} confidence (certificate {r.epsilon_lower_bound:.4g}).",
-            context=context, estimates=estimates, evidence=ev, seed=seed, budget=budget,
-            figures=figures, text_reading=text_reading)
+            f"an audit large enough to refute the claimed {quantity} "
+            f"{r.claimed_epsilon:.4g}: the audit is too small to certify anything above it, "
+            f"as with {r.n_held_out} held-out trials per dataset even an attack without a "
+            f"single error would certify only {capacity:.4g} at {1 - r.alpha:.0%} "
+            f"confidence (certificate {r.epsilon_lower_bound:.4g}); give more trials",
+            context=context, evidence=ev, seed=seed, budget=budget, text_reading=text_reading)
     if r.epsilon_lower_bound <= 0:
         return undecided(
             claim, reading,

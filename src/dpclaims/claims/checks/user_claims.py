@@ -16,14 +16,17 @@ from __future__ import annotations
 import dataclasses
 
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
+from dpclaims.audits.whole_run import is_algorithm
 from dpclaims.claims import Claim, InputError, Verdict
 from dpclaims.claims.checks.privacy_numbers import check_reported
 from dpclaims.claims.checks.variant import (
     VariantBudget,
+    bad_input,
     check_audit_claim,
     check_sensitivity_claim,
     load_variant,
 )
+from dpclaims.claims.checks.whole_run import check_whole_run_audit
 from dpclaims.claims.claims_file import (  # noqa: F401  (re-exported)
     RELATIONS,
     SAMPLINGS,
@@ -76,14 +79,20 @@ def check_claims_file(spec, budget: VariantBudget, seed: int = 0, tick=lambda na
             raise InputError(f"{where}: query {s['query']!r} is not callable")
         obj = _QueryOnly(e["id"], query, Sensitivity(s["value"], s["norm"]), s["domain"],
                          PrivacyClaim(1.0, 0.0, s["relation"]))
-        v = check_sensitivity_claim(obj, budget, seed)
+        with bad_input():
+            v = check_sensitivity_claim(obj, budget, seed)
         verdicts.append(dataclasses.replace(v, claim=claim))
     for e, mechanism, _where in spec["audit"]:
         tick(e["id"])
         claim = Claim(e["id"], paper, e["location"], e["statement"],
                       "empirical audit (Clopper-Pearson certificate)", kind="audit")
-        mech = load_variant(mechanism)
-        v, _ = check_audit_claim(mech, budget, seed)
+        mech = load_variant(mechanism)  # validated as check-variant validates it
+        with bad_input():
+            if is_algorithm(mech):
+                v, _ = check_whole_run_audit(mech, budget.n_trials, budget.alpha, seed,
+                                             budget.workers)
+            else:
+                v, _ = check_audit_claim(mech, budget, seed)
         verdicts.append(dataclasses.replace(v, claim=claim))
     sections = []
     if rows:

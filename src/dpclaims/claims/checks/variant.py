@@ -53,6 +53,8 @@ one claim was not checkable (nothing was checked for it).
 
 from __future__ import annotations
 
+import contextlib
+
 from dpclaims.analysis.accounting import account_event
 from dpclaims.analysis.records import dataset_as_lists
 from dpclaims.audits.mechanism import (
@@ -118,11 +120,39 @@ def load_variant(spec: str, as_mechanism: bool = True):
             where = describe_user_error(exc)
             raise InputError(f"calling the factory {obj_name}() failed: "
                              + (where or f"{type(exc).__name__}: {exc}")) from exc
-    try:
+    return validated(obj)
+
+
+def validated(obj):
+    """``obj`` if it is a usable mechanism or algorithm, else InputError: the one validation
+    of a user's object, shared by ``check-variant`` and the ``[[audit]]`` entries of
+    ``check`` (through :func:`load_variant` and :func:`check_variant`).
+
+    The protocol (:func:`~dpclaims.audits.mechanism.validate_mechanism`, or
+    :func:`~dpclaims.audits.whole_run.validate_algorithm` for an object with ``run``) and
+    the records it brings (:func:`~dpclaims.audits.mechanism.validate_data`: real, finite,
+    inside the declared domain). Its outputs are checked where they are drawn (every
+    release by :func:`~dpclaims.audits.mechanism.draw_release`, the rng by
+    :func:`~dpclaims.audits.mechanism.output_shape`); run the checks inside
+    :func:`bad_input` so that those errors are bad input under both commands.
+    """
+    with bad_input():
         if callable(getattr(obj, "run", None)):   # an algorithm (dpclaims.audits.whole_run)
-            return validate_algorithm(obj)
-        return validate_mechanism(obj)
-    except InvalidMechanismError as exc:
+            obj = validate_algorithm(obj)
+        else:
+            obj = validate_mechanism(obj)
+        validate_data(obj)
+    return obj
+
+
+@contextlib.contextmanager
+def bad_input():
+    """Turn what a user's object did wrong (InvalidMechanismError: a release, run, query
+    or data that is not what the protocol asks; ScoreError: a bad score) into InputError,
+    bad input (exit 2), under ``check-variant`` and ``check`` alike."""
+    try:
+        yield
+    except (InvalidMechanismError, ScoreError) as exc:
         raise InputError(str(exc)) from exc
 
 
@@ -164,7 +194,7 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict |
                              "but no neighbouring datasets can be evaluated",
                              evidence={"note": note} if note else {}, seed=seed)
     strategy = neighbouring_datasets(records, relation, base=data)
-    res = property_test(query, sens, strategy, budget.max_examples, seed)
+    res = property_test(query, sens, strategy, budget.max_examples, seed, mech.name)
     ev = {"claimed": sens.value, "norm": str(sens.norm), "max_ratio": res.max_ratio,
           "n_examples": res.n_examples, "relation": relation,
           "datasets": "around `data`" if data is not None else
@@ -251,16 +281,13 @@ def check_variant(mech, budget: VariantBudget, seed: int = 0, tick=lambda name: 
     An algorithm (``run`` instead of ``release``) is checked by
     :func:`dpclaims.claims.checks.whole_run.check_algorithm`.
     """
-    try:
-        validate_data(mech)
-    except InvalidMechanismError as exc:
-        raise InputError(str(exc)) from exc
+    mech = validated(mech)
     if callable(getattr(mech, "run", None)):    # an algorithm (both run and release: InputError)
-        verdicts, sections, meta = check_algorithm(
-            mech, budget, seed, tick, accounting_check=check_accounting_claim)
+        with bad_input():
+            verdicts, sections, meta = check_algorithm(
+                mech, budget, seed, tick, accounting_check=check_accounting_claim)
         return verdicts, sections, {**meta, "exit code": exit_code(verdicts)}
-    try:
-        mech = validate_mechanism(mech)
+    with bad_input():
         verdicts = []
         tick("property test of the sensitivity")
         v = check_sensitivity_claim(mech, budget, seed)
@@ -273,8 +300,6 @@ def check_variant(mech, budget: VariantBudget, seed: int = 0, tick=lambda name: 
         tick("empirical audit")
         v, result = check_audit_claim(mech, budget, seed)
         verdicts.append(v)
-    except (InvalidMechanismError, ScoreError) as exc:
-        raise InputError(str(exc)) from exc
     sections = []
     if result is not None:
         sel = v.evidence["pair_selection"]

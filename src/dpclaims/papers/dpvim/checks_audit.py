@@ -122,9 +122,9 @@ def check_empirical_audit(n_trials: int, seed: int, client=None) -> list[Verdict
     -------
     list of Verdict
         ``refuted`` only when the certificate (a lower bound on epsilon at 95 %
-        confidence) exceeds the claimed epsilon; otherwise ``inconclusive`` (an audit
-        cannot prove privacy), with the reason when the audit is too small to certify
-        anything above the claim.
+        confidence) exceeds the claimed epsilon; ``not-checkable`` with the reason when
+        the audit is too small to certify anything above the claim; otherwise
+        ``inconclusive`` (an audit cannot prove privacy).
     """
     out = []
     workers = _workers()
