@@ -145,6 +145,7 @@ def test_claims_file_errors_import_neither_the_accountants_nor_the_audits(tmp_pa
     ("DomainShape", ["shape (2,)", "(3,)"]),
     # issue 37: a user's output that is not real numbers is bad input, never exit 70
     ("StringRelease", ["'mean': release(data, rng, n=2)", "strings", "<U3"]),
+    ("ExitingRelease", ["your code called sys.exit(0)", "bad_variants.py:", "release"]),
     ("RaggedRelease", ["release(data, rng, n=2)", "dtype object", "ndarray"]),
     ("DictRelease", ["release(data, rng, n=2)", "list", "dict"]),
     ("MaskedRelease", ["release(data, rng, n=2)", "masked value(s)"]),

@@ -73,9 +73,25 @@ class _Main(click.Group):
             _debug_traceback(ctx)
             click.echo(f"dpclaims: bad input: {_one_line(exc)}", err=True)
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
+        except SystemExit as exc:  # dpclaims' own sys.exit passes; the user's code's does not
+            from dpclaims.claims.user_code import user_frame
+
+            where = user_frame(exc)
+            if where is None:
+                raise
+            _debug_traceback(ctx)
+            click.echo(f"dpclaims: bad input: your code called sys.exit({exc.code!r}) at "
+                       f"{where[0]}:{where[1]} (in {where[2]}); a mechanism, an algorithm or "
+                       "a paper must not end the process", err=True)
+            raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except Exception as exc:  # noqa: BLE001  (classified: the user's code or ours)
             from dpclaims.claims.cluster import ClusterLostError
             from dpclaims.claims.user_code import describe_user_error
+
+            if _is_user_object_error(exc):  # a user's mechanism found wrong where it is used
+                _debug_traceback(ctx)
+                click.echo(f"dpclaims: bad input: {_one_line(exc)}", err=True)
+                raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
 
             earned = (ctx.obj or {}).get("earned")
             if earned is not None and _stdout_closed(exc):
@@ -97,6 +113,14 @@ class _Main(click.Group):
                        + ("" if _debug(ctx) else "; rerun with --debug for the traceback"),
                        err=True)
             raise click.exceptions.Exit(EXIT_INTERNAL) from None
+
+
+def _is_user_object_error(exc: BaseException) -> bool:
+    """Whether ``exc`` says that a user's mechanism or algorithm breaks the protocol
+    (:class:`~dpclaims.audits.mechanism.InvalidMechanismError`), wherever dpclaims first
+    touched the object: bad input, never an internal error."""
+    mechanism = sys.modules.get("dpclaims.audits.mechanism")
+    return mechanism is not None and isinstance(exc, mechanism.InvalidMechanismError)
 
 
 class Terminated(KeyboardInterrupt):

@@ -79,6 +79,13 @@ def raising_factory():
 # issue 37: outputs and data that are not real numbers (bad input, never "a bug in dpclaims")
 
 
+class ExitingRelease(Mean):
+    def release(self, data, rng, n):
+        import sys
+
+        sys.exit(0)  # a user's code that ends the process: bad input, never exit 0
+
+
 class StringRelease(Mean):
     def release(self, data, rng, n):
         return np.full((n, 1), "0.5")  # numeric strings: still not numbers
