@@ -65,7 +65,7 @@ def fetch_command(names, mirror, cache):
     from rich.markup import escape
     from rich.table import Table
 
-    from dpclaims.cli import _Console, _earned
+    from dpclaims.cli_endings import _Console, _earned
     from dpclaims.data.fetch import (
         DATASETS,
         cache_dir,
@@ -136,7 +136,7 @@ def list_command(cache, as_json):
     its files, licence, source and folder in the cache."""
     import json
 
-    from dpclaims.cli import _Console, _earned
+    from dpclaims.cli_endings import _Console, _earned
     from dpclaims.data.fetch import DATASETS, cache_dir, check_cache_folder, mirror_url, status
 
     root = check_cache_folder(cache, "--cache") if cache is not None else cache_dir()

@@ -17,7 +17,8 @@ The import directions of docs/architecture.md are the only ones allowed. Every
         catalogue, checks and experiment runners; the framework never imports them:
         they are found through the ``dpclaims.papers`` entry points)
 5       ``dpclaims.reports`` (rendering only)
-6       ``dpclaims.cli``, ``dpclaims.cli_data`` (the ``data`` commands)
+6       ``dpclaims.cli``, ``dpclaims.cli_data`` (the ``data`` commands),
+        ``dpclaims.cli_endings`` (signals and closed pipes, for both)
 ======  ==============================================================
 
 A module's layer is that of the longest dotted prefix in :data:`LAYERS`.
@@ -39,7 +40,8 @@ from pathlib import Path
 LAYERS = {"analysis": 0, "data": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
           "families": 2.5,
           "testing": 4.2, "pytest_plugin": 4.3, "claims": 4, "claims.checks": 4.2,
-          "papers": 4.4, "reports": 5, "cli": 6, "cli_data": 6}
+          "papers": 4.4, "reports": 5, "cli": 6, "cli_data": 6,
+          "cli_endings": 6}
 ROOT = Path(__file__).resolve().parents[1]
 
 
