@@ -165,3 +165,30 @@ def test_tramer2021_headlines_as_seen(tmp_path):
     assert paper["verdict"] == "holds" and paper["text_reading"] is True
     assert combo["paper_accounting"]["dp_accounting-pld"] == pytest.approx(2.362, abs=5e-3)
     assert combo["real_sampling"]["analytic-gaussian"] == pytest.approx(34.42, abs=0.01)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace('id = "t/eps"', 'id = ""'), "[[privacy]] #1 (no id): id must not be "
+                                                      "empty, got ''"),
+    (lambda t: t.replace('id = "t/sens"', 'id = "  "'), "[[sensitivity]] #1 (no id): id must not "
+                                                        "be empty"),
+    (lambda t: t.replace('statement = "Alg. 1 is 1-DP."', 'statement = " \\t"'),
+     "[[audit]] #1 (t/audit): statement must not be empty"),
+    (lambda t: t.replace('location = "Sec. 1"', 'location = ""'),
+     "[[privacy]] #1 (t/eps): location must not be empty"),
+    (lambda t: t.replace('title = "A test paper"', 'title = " "'),
+     "[paper]: title must not be empty"),
+    (lambda t: t.replace('title = "A test paper"', 'title = "P"\nversion = ""'),
+     "[paper]: version must not be empty"),
+    (lambda t: t.replace('sampling = "poisson"', 'sampling = "poisson"\naccounting = ""'),
+     "[[privacy]] #1 (t/eps): accounting must not be empty"),
+    (lambda t: t.replace('id = "t/sens"', 'id = "t/eps"'),
+     "[[sensitivity]] #1 (t/eps): duplicate id 't/eps'"),
+])
+def test_empty_text_and_duplicate_ids_exit_2_naming_the_key_and_entry(tmp_path, edit,
+                                                                       message):
+    result, out = run(tmp_path, edit(TOML))
+    assert result.exit_code == 2, result.output
+    err = [line for line in result.stderr.splitlines() if line.startswith("dpclaims:")]
+    assert len(err) == 1 and message in err[0], result.stderr
+    assert not out.exists()
