@@ -65,7 +65,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser, published as tomli
     import tomli as tomllib
 
-from dpclaims.analysis.validation import InputError, steps_for_epochs
+from dpclaims.analysis.validation import InputError, check_fits_in_memory, steps_for_epochs
 from dpclaims.analysis.vocabulary import RELATIONS, SAMPLINGS
 from dpclaims.claims.reported import ReportedPrivacy
 
@@ -257,6 +257,15 @@ def domain_from(table, where: str):
         raise InputError(f"{where}: domain must be a table with a kind (box, ball, finite)")
     kind = table["kind"]
     args = {k: v for k, v in table.items() if k != "kind"}
+    shape = args.get("shape", ())
+    if isinstance(shape, list) and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                       for v in shape):
+        # a record the property test holds several times over (bounds, pairs) must fit
+        try:
+            check_fits_in_memory(math.prod(shape), 8, f"domain shape {shape}",
+                                 "values of one record, 8 bytes each")
+        except ValueError as exc:
+            raise InputError(f"{where}: {exc}") from None
     try:
         if kind == "box":
             return Box(args["low"], args["high"], tuple(args.get("shape", ())))
