@@ -203,3 +203,20 @@ def test_bad_delta_on_the_exact_path_exits_2():
     result = run("account", "--sigma", "1", "--sampling", "none", "--steps", "5",
                  "--delta", "0")
     assert result.exit_code == 2 and "delta" in result.output
+
+
+@pytest.mark.parametrize(("sigma", "error"), [("1e308", "OverflowError"),
+                                              ("1e200", "OverflowError"),
+                                              ("1e-300", "ZeroDivisionError")])
+def test_a_noise_multiplier_outside_the_accountants_range_gives_not_computed_rows(sigma,
+                                                                                  error):
+    # issue 37 (D13): sigma^2 leaves double precision inside the accountants; each row
+    # says so instead of an internal error (exit 70)
+    result = run(*BASE, "--sigma", sigma, "--json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    rows = {r["accountant"]: r for r in out["rows"]}
+    for name in ("dp_accounting-rdp", "dp_accounting-pld", "autodp-rdp"):
+        assert rows[name]["epsilon"] is None
+        assert rows[name]["note"].startswith("not computed") and error in rows[name]["note"]
+    assert out["certified_bracket"] == {"lower": None, "upper": None}

@@ -309,3 +309,39 @@ def test_2_check_and_check_variant_refuse_the_same_mechanisms(tmp_path, name, wo
         for w in words:
             assert w in msg, msg
         assert not out.exists()
+
+
+# --------------------------------------------------------------------------- 2: work beyond
+# the machine (issue 37, D7b, D13): refused before any work, naming the option or key
+
+
+def test_2_a_trial_count_beyond_the_machines_memory(tmp_path):
+    t0 = time.perf_counter()
+    r = invoke("check-variant", f"{EXAMPLE}:correct", "--n-trials", 10**12, "--out",
+               tmp_path / "a")
+    assert r.exit_code == 2, r.output
+    assert "--n-trials" in r.output and "16,000,000,000,000 bytes" in r.output
+    assert "physical memory" in r.output
+    p = tmp_path / "claims.toml"
+    p.write_text('[paper]\ntitle = "T"\n\n[[audit]]\nid = "t/a"\nlocation = "Alg. 1"\n'
+                 'statement = "Alg. 1 is 1-DP."\n'
+                 'mechanism = "dpclaims.mechanisms:laplace_half_scale"\n')
+    r = invoke("check", p, "--n-trials", 10**12, "--out", tmp_path / "b")
+    assert r.exit_code == 2, r.output
+    assert "--n-trials" in r.output and "physical memory" in r.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    assert time.perf_counter() - t0 < 30  # refused up front, not after drawing outputs
+
+
+@pytest.mark.parametrize("kind", ['kind = "box", low = 0.0, high = 1.0',
+                                  'kind = "ball", radius = 1.0'])
+def test_2_a_record_domain_beyond_the_machines_memory(tmp_path, kind):
+    p = tmp_path / "claims.toml"
+    p.write_text('[paper]\ntitle = "T"\n\n[[sensitivity]]\nid = "t/s"\nlocation = "Eq. 1"\n'
+                 'statement = "s"\nquery = "numpy:sum"\nvalue = 1.0\n'
+                 f'domain = {{{kind}, shape = [100000000000]}}\n')
+    r = invoke("check", p, "--out", tmp_path / "o")
+    assert r.exit_code == 2, r.output
+    msg = one_line(r)
+    assert "[[sensitivity]] #1 (t/s): domain shape [100000000000]" in msg
+    assert "800,000,000,000 bytes" in msg and "physical memory" in msg

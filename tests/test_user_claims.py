@@ -165,3 +165,123 @@ def test_tramer2021_headlines_as_seen(tmp_path):
     assert paper["verdict"] == "holds" and paper["text_reading"] is True
     assert combo["paper_accounting"]["dp_accounting-pld"] == pytest.approx(2.362, abs=5e-3)
     assert combo["real_sampling"]["analytic-gaussian"] == pytest.approx(34.42, abs=0.01)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace('id = "t/eps"', 'id = ""'), "[[privacy]] #1 (no id): id must not be "
+                                                      "empty, got ''"),
+    (lambda t: t.replace('id = "t/sens"', 'id = "  "'), "[[sensitivity]] #1 (no id): id must not "
+                                                        "be empty"),
+    (lambda t: t.replace('statement = "Alg. 1 is 1-DP."', 'statement = " \\t"'),
+     "[[audit]] #1 (t/audit): statement must not be empty"),
+    (lambda t: t.replace('location = "Sec. 1"', 'location = ""'),
+     "[[privacy]] #1 (t/eps): location must not be empty"),
+    (lambda t: t.replace('title = "A test paper"', 'title = " "'),
+     "[paper]: title must not be empty"),
+    (lambda t: t.replace('title = "A test paper"', 'title = "P"\nversion = ""'),
+     "[paper]: version must not be empty"),
+    (lambda t: t.replace('sampling = "poisson"', 'sampling = "poisson"\naccounting = ""'),
+     "[[privacy]] #1 (t/eps): accounting must not be empty"),
+    (lambda t: t.replace('id = "t/sens"', 'id = "t/eps"'),
+     "[[sensitivity]] #1 (t/eps): duplicate id 't/eps'"),
+])
+def test_empty_text_and_duplicate_ids_exit_2_naming_the_key_and_entry(tmp_path, edit,
+                                                                       message):
+    result, out = run(tmp_path, edit(TOML))
+    assert result.exit_code == 2, result.output
+    err = [line for line in result.stderr.splitlines() if line.startswith("dpclaims:")]
+    assert len(err) == 1 and message in err[0], result.stderr
+    assert not out.exists()
+
+
+PRIVACY = """
+[paper]
+title = "T"
+
+[[privacy]]
+id = "t/e"
+location = "Sec. 1"
+statement = "we get epsilon"
+reported_epsilon = 1.26
+delta = 1e-5
+noise_multiplier = 4.0
+dataset_size = 60000
+batch_size = 600
+steps = 1000
+relation = "add-remove"
+sampling = "poisson"
+"""
+
+
+def _edit(text, **values):
+    for key, value in values.items():
+        line = next(x for x in text.splitlines() if x.startswith(f"{key} ="))
+        text = text.replace(line, "" if value is None else f"{key} = {value}")
+    return text
+
+
+@pytest.mark.parametrize(("values", "words"), [
+    # the PLD calibration of a sigma for 10^9 steps would exceed the accountants' grid
+    # bound (MAX_PLD_POINTS, as `dpclaims account` keeps it): not computed, with the reason
+    ({"noise_multiplier": None, "steps": 1_000_000_000,
+      "relation": '"add-remove"\naccounting = "PLD"'},
+     ["a sigma calibrated to the reported epsilon at delta = 1e-05, steps = 1000000000: "
+      "not computed (dp_accounting-pld:", "more than 8,388,608"]),
+    # Poisson under replace-one: the calibration accountant (the RDP stand-in) does not
+    # support it (an internal error before issue 37)
+    ({"noise_multiplier": None, "relation": '"replace-one"'},
+     ["not computed (dp_accounting-rdp: accountant 'dp_accounting-rdp' does not support"]),
+])
+def test_work_beyond_the_accountants_bound_is_a_not_computed_row(tmp_path, values, words):
+    # issue 37 (D7a): a claim whose accounting cannot be computed within the bound is
+    # not-checkable (from the kernel), its sentence saying why
+    result, out = run(tmp_path, _edit(PRIVACY, **values))
+    assert result.exit_code == 3, result.output
+    data = json.loads((out / "results.json").read_text())
+    reading = data["claims"][0]["readings"][0]
+    assert reading["verdict"] == "not-checkable"
+    assert reading["evidence"]["basis"]["rule"] == "not-checkable"
+    for w in words:
+        assert w in reading["sentence"], reading["sentence"]
+
+
+def test_steps_1e9_finishes_with_a_stated_outcome(tmp_path):
+    # issue 37 (D7a): sigma stated, Poisson under replace-one, 10^9 steps: the paper's
+    # accounting has no row within the bound (RDP does not support it, the PLD's grid
+    # would exceed MAX_PLD_POINTS): not-checkable, saying so; the shuffled pass performed
+    # is accounted exactly (order known) and refutes under that threat model
+    text = _edit(PRIVACY, steps=1_000_000_000,
+                 relation='"replace-one"\nreal_sampling = "shuffle"')
+    result, out = run(tmp_path, text)
+    assert result.exit_code == 0, result.output
+    by = {r["reading"]: r for r in json.loads((out / "results.json").read_text())
+          ["claims"][0]["readings"]}
+    paper = by["paper's accounting: poisson"]
+    assert paper["verdict"] == "not-checkable"
+    assert "steps = 1000000000: not computed (no accountant computes it" in paper["sentence"]
+    assert "more than 8,388,608" in paper["sentence"]
+    assert by["real sampling: shuffled pass, order known to the adversary"]["verdict"] == \
+        "refuted"
+    assert by["real sampling: shuffled pass, hidden order"]["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize(("values", "code", "verdict", "words"), [
+    ({"noise_multiplier": "1e308"}, 3, "not-checkable", ["OverflowError", "not computed"]),
+    ({"noise_multiplier": "1e-300"}, 3, "not-checkable", ["ZeroDivisionError"]),
+    ({"noise_multiplier": None, "reported_epsilon": "1e308"}, 3, "not-checkable",
+     ["target_epsilon 1e+308 is met already"]),
+    ({"delta": "1e-320"}, 0, "inconclusive", ["delta 9.99989e-321"]),
+    ({"steps": 2**63 - 1}, 0, "inconclusive", ["9223372036854775807 steps"]),
+    ({"batch_size": None, "dataset_size": "60000\nsampling_rate = 1e-300"}, 0, "holds",
+     ["batch size 1 = round(sampling_rate 1e-300 x N 60000)"]),
+])
+def test_extreme_numbers_work_or_are_not_computed_never_an_internal_error(
+        tmp_path, values, code, verdict, words):
+    # issue 37 (D13)
+    result, out = run(tmp_path, _edit(PRIVACY, **values))
+    assert result.exit_code == code, result.output
+    reading = json.loads((out / "results.json").read_text())["claims"][0]["readings"][0]
+    assert reading["verdict"] == verdict
+    text = reading["sentence"] + json.dumps(reading["evidence"])
+    for w in words:
+        assert w in text, reading["sentence"]

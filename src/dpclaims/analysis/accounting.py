@@ -409,6 +409,16 @@ class AccountingResult:
 
 # --------------------------------------------------------------------------- accounting
 
+#: What an accountant's arithmetic raises when the event's numbers leave double precision
+#: (sigma = 1e308 squares to inf, sigma = 1e-300 to 0, a PLD's exp overflows): the row
+#: is then "not computed" with the reason, and the other rows still bound the event.
+OUT_OF_RANGE = (OverflowError, ZeroDivisionError, FloatingPointError, MemoryError)
+
+
+def _out_of_range(library: str, exc: BaseException) -> str:
+    return (f"not computed: {library}'s arithmetic fails at these parameters (outside double "
+            f"precision: {type(exc).__name__}: {exc})")
+
 
 def account(
     noise_multiplier: float,
@@ -690,16 +700,27 @@ def account_event(
     rows = []
     needs_delta = "needs delta > 0: its conversion to (epsilon, delta) is finite only then"
     rdp_reason = ""
+    rdp_row = None
     try:
         rdp_accountant = _dpa_rdp_accountant(event, relation)
     except _Unsupported as exc:
         rdp_accountant, rdp_reason = None, exc.reason
-    if rdp_accountant is None:
+    except OUT_OF_RANGE as exc:
+        rdp_reason = _out_of_range("dp_accounting's RDP", exc)
+        rdp_accountant, rdp_row = None, AccountantRow("dp_accounting-rdp", None, rdp_reason)
+    if delta > 0 and rdp_accountant is not None:
+        try:
+            eps, order = rdp_accountant.get_epsilon_and_optimal_order(delta)
+        except OUT_OF_RANGE as exc:
+            rdp_reason = _out_of_range("dp_accounting's RDP", exc)
+            rdp_accountant, rdp_row = None, AccountantRow("dp_accounting-rdp", None, rdp_reason)
+    if rdp_row is not None:
+        rows.append(rdp_row)
+    elif rdp_accountant is None:
         rows.append(AccountantRow("dp_accounting-rdp", None, f"unsupported: {rdp_reason}"))
     elif delta == 0:
         rows.append(AccountantRow("dp_accounting-rdp", None, needs_delta))
     else:
-        eps, order = rdp_accountant.get_epsilon_and_optimal_order(delta)
         rows.append(
             AccountantRow(
                 "dp_accounting-rdp",
@@ -722,11 +743,14 @@ def account_event(
             rows.extend(_pld_rows(event, delta, relation, refinement, query,
                                   lower_bound and "dp_accounting-pld-optimistic" in wanted))
         if "autodp-rdp" in wanted:
-            rows.append(_autodp_row(event, delta, relation))
-        rows.append(_moments_row(rdp_accountant, rdp_reason, delta))
-    rows.append(_analytic_row(event, delta))
+            rows.append(_guarded("autodp-rdp", "autodp", _autodp_row, event, delta, relation))
+        rows.append(_guarded("moments-accountant", "the moments accountant", _moments_row,
+                             rdp_accountant, rdp_reason, delta))
+    rows.append(_guarded("analytic-gaussian", "the analytic Gaussian", _analytic_row, event,
+                         delta, bound="exact"))
     if delta == 0 or _event_contains(event, dp_accounting.LaplaceDpEvent):
-        rows.append(_pure_dp_row(event, delta))
+        rows.append(_guarded(PURE_DP_ACCOUNTANT, "basic composition", _pure_dp_row, event,
+                             delta))
     rows = [r for r in rows if r.name in wanted]  # the RDP row is cheap and feeds the moments row
 
     return AccountingResult(
@@ -743,6 +767,16 @@ def account_event(
 
 
 PURE_DP_ACCOUNTANT = "pure-dp-composition"
+
+
+def _guarded(name: str, library: str, row, *args, bound: str = "upper") -> AccountantRow:
+    """``row(*args)``, or a "not computed" row when its arithmetic leaves double precision
+    (:data:`OUT_OF_RANGE`)."""
+    try:
+        return row(*args)
+    except OUT_OF_RANGE as exc:
+        return AccountantRow(name, None, _out_of_range(library, exc),
+                             bound="upper" if bound == "exact" else bound)
 
 # Accountants that claim tightness (exact, or exact up to a stated discretisation):
 # their disagreement is a warning sign; RDP rows are upper bounds and the moments
@@ -868,7 +902,9 @@ def calibrate_noise_multiplier(
         Bad arguments (non-positive epsilon, delta outside (0, 1), unknown
         relation or accountant, tol outside (0, 1)); the accountant does not
         support this sampling under this relation (the message says why); the
-        target cannot be met within ``bounds``.
+        target cannot be met within ``bounds``; the accountant's arithmetic leaves
+        double precision (:data:`OUT_OF_RANGE`) or, for the PLD, its grid would exceed
+        :data:`MAX_PLD_POINTS` (the bound on work :func:`account` keeps too).
 
     References
     ----------
@@ -891,6 +927,13 @@ def calibrate_noise_multiplier(
         raise ValueError(f"bounds must satisfy bounds[0] < 1 < bounds[1], got {bounds!r}")
 
     def epsilon_at(sigma: float) -> float:
+        try:
+            return _epsilon_at(sigma)
+        except OUT_OF_RANGE as exc:
+            raise ValueError(f"{accountant} at noise_multiplier {sigma:.4g}: "
+                             f"{_out_of_range(accountant, exc)}") from None
+
+    def _epsilon_at(sigma: float) -> float:
         event = dp_event_for(sigma, sampling)
         if accountant == "dp_accounting-rdp":
             eps = _dpa_rdp_accountant(event, relation).get_epsilon(delta)
@@ -1321,7 +1364,7 @@ def _pld_rows(event, delta, relation, refinement, query: str,
                   f"{exc} (more than {MAX_PLD_POINTS:,}); the other accountants bound it")
         return [AccountantRow("dp_accounting-pld", None, reason),
                 AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
-    except (OverflowError, FloatingPointError, MemoryError) as exc:
+    except OUT_OF_RANGE as exc:
         # dp_accounting's own arithmetic fails for extreme events (e.g. sigma = 1e-6: a
         # privacy loss near 1 / (2 sigma^2) overflows exp); the other rows still bound it
         reason = (f"not computed: dp_accounting's PLD failed on this event "
@@ -1399,7 +1442,7 @@ def _optimistic_row(event, delta, relation, interval) -> AccountantRow:
         eps = _optimistic_pld_epsilon(event, delta, relation, interval)
     except _Unsupported as exc:
         return AccountantRow(name, None, f"unsupported: {exc.reason}", bound="lower")
-    except (OverflowError, FloatingPointError, MemoryError) as exc:
+    except OUT_OF_RANGE as exc:
         return AccountantRow(name, None, f"not computed: dp_accounting's PLD failed "
                              f"({type(exc).__name__}: {exc})", bound="lower")
     except _PldOutOfRange as exc:
@@ -1463,7 +1506,7 @@ def refine_lower_bound(result: AccountingResult, target: float, *,
         except _GridTooLarge as exc:
             why = f"a finer grid would need {exc} (more than {MAX_PLD_POINTS:,})"
             break
-        except (OverflowError, FloatingPointError, MemoryError) as exc:
+        except OUT_OF_RANGE as exc:
             why = f"dp_accounting's PLD failed at a finer grid ({type(exc).__name__})"
             break
         except _PldOutOfRange:

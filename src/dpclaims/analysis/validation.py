@@ -65,6 +65,31 @@ def check_count(value: int, name: str, minimum: int = 1) -> int:
     return out
 
 
+def physical_memory() -> int | None:
+    """The machine's physical memory in bytes (``SC_PHYS_PAGES * SC_PAGE_SIZE``), or None
+    where the system does not say."""
+    import os
+
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * size if pages > 0 and size > 0 else None
+
+
+def check_fits_in_memory(count: int, bytes_each: int, name: str, what: str) -> int:
+    """Return ``count``; raise ValueError when ``count * bytes_each`` bytes (the least the
+    work needs) exceed the machine's physical memory, naming ``name``, the estimated bytes
+    and the memory. ``what`` says what is counted ("trials per dataset, 2 datasets x 8
+    bytes of score each")."""
+    memory = physical_memory()
+    need = count * bytes_each
+    if memory is not None and need > memory:
+        raise ValueError(f"{name} {count:,} needs at least {need:,} bytes ({what}), more than "
+                         f"this machine's physical memory, {memory:,} bytes")
+    return count
+
+
 def check_finite_array(array, name: str, ndim: int | None = None) -> np.ndarray:
     """Return ``array`` as a float ndarray; raise ValueError on NaN/inf or a wrong ndim."""
     out = np.asarray(array, dtype=float)

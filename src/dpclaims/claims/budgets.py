@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpclaims.analysis.validation import check_count, check_probability
+from dpclaims.analysis.validation import check_count, check_fits_in_memory, check_probability
+
+#: The least an audit keeps per trial: one float64 score for each of the two datasets
+#: (the outputs themselves are drawn in blocks, dpclaims.audits.core). A trial count whose
+#: scores alone exceed the machine's physical memory is refused before any work.
+MIN_BYTES_PER_TRIAL = 2 * 8
 
 
 @dataclass(frozen=True)
@@ -45,11 +50,16 @@ class VariantBudget:
 
     def __post_init__(self):
         check_count(self.n_trials, "n_trials", minimum=2)
+        check_fits_in_memory(self.n_trials, MIN_BYTES_PER_TRIAL, "n_trials (--n-trials)",
+                             "2 datasets x one 8-byte score a trial")
         check_count(self.max_examples, "max_examples")
         check_probability(self.alpha, "alpha")
         check_count(self.workers, "workers")
         if self.selection_trials is not None:
             check_count(self.selection_trials, "selection_trials", minimum=2)
+            check_fits_in_memory(self.selection_trials, MIN_BYTES_PER_TRIAL,
+                                 "selection_trials (--selection-trials)",
+                                 "2 datasets x one 8-byte score a trial")
         check_count(self.n_random_pairs, "n_random_pairs", minimum=0)
         if self.score is not None:
             from dpclaims.audits.scores import SCORE_NAMES  # light: numpy only

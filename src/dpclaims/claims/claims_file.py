@@ -27,9 +27,11 @@ optional ``version``) and arrays of claims:
 ``[[audit]]`` a mechanism's privacy claim
     ``mechanism = "module:object"``.
 
-Every entry needs ``id``, ``location`` and ``statement`` (the paper's words, quoted
-exactly). An unknown key, a missing one, or a value of the wrong type (a string
-where a number belongs, a boolean, a float where a count belongs) is bad input
+Every entry needs ``id`` (unique in the file), ``location`` and ``statement`` (the
+paper's words, quoted exactly). An unknown key, a missing one, a text left empty (or
+only whitespace: ``id``, ``statement``, the paper's ``title``, any text given), or a
+value of the wrong type (a string where a number belongs, a boolean, a float where a
+count belongs) is bad input
 (:class:`~dpclaims.claims.InputError`, exit 2) naming the entry and the key. This
 module imports neither the accountants nor the audit engine: every such error
 answers within a fraction of a second.
@@ -63,7 +65,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser, published as tomli
     import tomli as tomllib
 
-from dpclaims.analysis.validation import InputError, steps_for_epochs
+from dpclaims.analysis.validation import InputError, check_fits_in_memory, steps_for_epochs
 from dpclaims.analysis.vocabulary import RELATIONS, SAMPLINGS
 from dpclaims.claims.reported import ReportedPrivacy
 
@@ -129,6 +131,8 @@ def _string(entry: dict, key: str, where: str, allowed=None, default=None) -> st
     value = entry[key]
     if not isinstance(value, str):
         raise InputError(f"{where}: {key} must be a string, got {_kind_of(value)} {value!r}")
+    if not value.strip():
+        raise InputError(f"{where}: {key} must not be empty, got {value!r}")
     if allowed is not None and value not in allowed:
         raise InputError(f"{where}: {key} must be one of {', '.join(allowed)}, got {value!r}")
     return value
@@ -212,9 +216,7 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
     relative_to = _string(entry, "noise_relative_to", where, NOISE_RELATIVE_TO, "clipping-norm")
     if "noise_relative_to" in entry and sigma is None:
         raise InputError(f"{where}: noise_relative_to is given but noise_multiplier is not")
-    sigma_note = entry.get("sigma_note")
-    if sigma_note is not None and not isinstance(sigma_note, str):
-        raise InputError(f"{where}: sigma_note must be a string, got {_kind_of(sigma_note)}")
+    sigma_note = _string(entry, "sigma_note", where) if "sigma_note" in entry else None
     if sigma is not None:
         if relative_to == "clipping-norm" and relation == "replace-one":
             accounted = sigma / 2
@@ -230,8 +232,8 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
         notes.append(convention)
         sigma_note = (sigma_note + "; " if sigma_note else "") + convention
     for key in ("accounting", "missing", "id", "location", "statement"):
-        if key in entry and not isinstance(entry[key], str):
-            raise InputError(f"{where}: {key} must be a string, got {_kind_of(entry[key])}")
+        if key in entry:
+            _string(entry, key, where)
     reported = ReportedPrivacy(
         id=entry["id"], paper=paper, location=entry["location"],
         statement=entry["statement"], reported_epsilon=float(eps),
@@ -255,6 +257,15 @@ def domain_from(table, where: str):
         raise InputError(f"{where}: domain must be a table with a kind (box, ball, finite)")
     kind = table["kind"]
     args = {k: v for k, v in table.items() if k != "kind"}
+    shape = args.get("shape", ())
+    if isinstance(shape, list) and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                       for v in shape):
+        # a record the property test holds several times over (bounds, pairs) must fit
+        try:
+            check_fits_in_memory(math.prod(shape), 8, f"domain shape {shape}",
+                                 "values of one record, 8 bytes each")
+        except ValueError as exc:
+            raise InputError(f"{where}: {exc}") from None
     try:
         if kind == "box":
             return Box(args["low"], args["high"], tuple(args.get("shape", ())))
@@ -326,9 +337,8 @@ def load_claims_file(path) -> dict:
     paper = data.get("paper", {})
     if not isinstance(paper, dict) or not isinstance(paper.get("title"), str):
         raise InputError(f"{path}: needs [paper] with a title")
-    version = paper.get("version")
-    if version is not None and not isinstance(version, str):
-        raise InputError(f"{path}: [paper] version must be a string, got {version!r}")
+    _string(paper, "title", f"{path}: [paper]")
+    version = _string(paper, "version", f"{path}: [paper]") if "version" in paper else None
     title = paper["title"] + (f" ({version})" if version else "")
     out = {"path": str(path), "paper": title, "privacy": [], "sensitivity": [], "audit": []}
     ids = set()
@@ -337,7 +347,10 @@ def load_claims_file(path) -> dict:
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise InputError(f"{path}: [{kind}] must be an array of tables ([[{kind}]])")
         for i, e in enumerate(entries):
-            where = f"{path}: [[{kind}]] #{i + 1} ({e.get('id', 'no id')})"
+            label = e.get("id")
+            if label is None or not str(label).strip():
+                label = "no id"
+            where = f"{path}: [[{kind}]] #{i + 1} ({label})"
             extra = set(e) - _KEYS[kind]
             if extra:
                 raise InputError(f"{where}: unknown key(s) {sorted(extra)}; known: "

@@ -138,9 +138,16 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
         combo = {"delta": delta, "steps": steps, "paper_reading": sigma == sigmas[0]}
         if sigma is None:
             accountant = _calibration_accountant(entry)
-            sigma = acc.calibrate_noise_multiplier(claimed.value, delta, paper_plan, paper_rel,
-                                                   accountant)
             combo["sigma_calibrated_by"] = accountant
+            try:
+                sigma = acc.calibrate_noise_multiplier(claimed.value, delta, paper_plan,
+                                                       paper_rel, accountant)
+            except ValueError as exc:  # unsupported, out of range, or beyond the work bound
+                combo.update(sigma=None, paper_accounting={}, reproduced_by=[], nearest=None,
+                             not_computed=f"{accountant}: {exc}")
+                combos.append(combo)
+                results.append((None, None))
+                continue
         else:
             sigma = _convert_sigma(sigma, entry.paper_relation, paper_rel)
         combo["sigma"] = sigma
@@ -154,8 +161,10 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
         combo["paper_accounting"] = paper
         combo["reproduced_by"] = sorted(k for k, v in paper.items()
                                         if claimed.low <= v <= claimed.high)
-        nearest = min(paper.items(), key=lambda kv: abs(kv[1] - claimed.value))
-        combo["nearest"] = list(nearest)
+        nearest = min(paper.items(), key=lambda kv: abs(kv[1] - claimed.value), default=None)
+        combo["nearest"] = None if nearest is None else list(nearest)
+        if not paper:
+            combo["not_computed"] = _no_row(paper_result)
         real_result = None
         if entry.real_sampling != entry.paper_sampling:
             real_rel = _supported_relation(entry.real_sampling, paper_rel)
@@ -171,6 +180,8 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
             kind = "fixed-order" if entry.real_sampling == "shuffle" else entry.real_sampling
             real_result = acc.account(real_sigma, _plan(entry, kind, steps), delta, real_rel)
             combo["real_sampling"] = _rows(real_result)
+            if not combo["real_sampling"]:
+                combo["real_not_computed"] = _no_row(real_result)
         combos.append(combo)
         results.append((paper_result, real_result))
     ev = {"entry": _entry(entry), "combinations": combos,
@@ -180,6 +191,30 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
     for reading, kind, order_known in readings:
         out.append(_decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
                            order_known))
+    return out
+
+
+def _no_row(result: acc.AccountingResult) -> str:
+    """Why no accountant gave a number for ``result`` (each row's reason, as it says)."""
+    return ("no accountant computes it (" + "; ".join(f"{r.name}: {r.note}"
+                                                      for r in result.rows) + ")")
+
+
+def _computed(combos) -> list[dict]:
+    """The combinations with the paper's accounting computed (a number from some row)."""
+    return [c for c in combos if "not_computed" not in c]
+
+
+def _not_computed(combos) -> list[str]:
+    """What could not be computed, one item per distinct reason (for not_checkable)."""
+    out = []
+    for c in combos:
+        why = (f"the epsilon of sigma = {c['sigma']:.4g}" if c.get("sigma") else
+               "a sigma calibrated to the reported epsilon") + (
+            f" at delta = {c['delta']:g}, steps = {c['steps']}: not computed "
+            f"({c['not_computed']})")
+        if c["not_computed"] not in " ".join(out):
+            out.append(why)
     return out
 
 
@@ -200,7 +235,7 @@ def _readings(entry) -> list[tuple[str, str, bool]]:
 def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
             order_known) -> Verdict:
     """One reading's verdict (module docstring)."""
-    others = [c for c in combos if not c["paper_reading"]]
+    others = [c for c in _computed(combos) if not c["paper_reading"]]
     alternatives = ""
     if others:
         shown = "; ".join(
@@ -218,8 +253,14 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
         # the paper's accounting with a sigma calibrated to its own number reproduces it
         # by construction: nothing is checked under this reading
         by = combos[0].get("sigma_calibrated_by")
+        if not _computed(combos):
+            return not_checkable(
+                claim, reading, ["sigma (the paper does not state it)"]
+                + _not_computed([c for c in combos if "not_computed" in c]),
+                context=f"Missing: {entry.missing}" + alternatives, evidence=ev, seed=seed)
         gives = "; ".join(f"{c['nearest'][0]} {c['nearest'][1]:.4g} at delta = "
-                          f"{c['delta']:g}, steps = {c['steps']}" for c in combos[:3])
+                          f"{c['delta']:g}, steps = {c['steps']}"
+                          for c in _computed(combos)[:3])
         return not_checkable(
             claim, reading,
             [f"sigma (the paper does not state it; calibrated here to the reported "
@@ -232,7 +273,13 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
             f"sigma, and its accountant is not one the suite runs ({procedure}): "
             f"the sigma calibrated by {combos[0].get('sigma_calibrated_by')} is a stand-in, "
             "not the paper's")
+    if unstated and not _computed(combos):
+        return not_checkable(claim, reading, _not_computed(combos),
+                             context=f"The paper does not state {', '.join(unstated)}. "
+                                     f"Missing: {entry.missing}" + alternatives,
+                             evidence=ev, seed=seed)
     if unstated:
+        combos = _computed(combos)  # the ones not computed are in the evidence
         reproducing = [c for c in combos if c["reproduced_by"]]
         values = [f"delta={x['delta']:g}, steps={x['steps']}, sigma={x['sigma']:.4g}"
                   for x in reproducing]
@@ -250,6 +297,16 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
     assert stated_all and len(own) == 1, "every parameter stated: one own combination"
     c, (paper_result, real_result) = own[0]
     steps, delta = c["steps"], c["delta"]
+    if "not_computed" in c and (kind == "paper" or real_result is None):
+        return not_checkable(claim, reading, _not_computed([c]),
+                             context=f"Missing: {entry.missing}" + alternatives, evidence=ev,
+                             seed=seed)
+    if kind == "real" and "real_not_computed" in c:
+        return not_checkable(
+            claim, reading, [f"the epsilon of sigma = {c['sigma']:.4g} under the "
+                             f"{entry.real_sampling} performed, at delta = {delta:g}, steps = "
+                             f"{steps}: not computed ({c['real_not_computed']})"],
+            context=f"Missing: {entry.missing}" + alternatives, evidence=ev, seed=seed)
     if kind == "paper":
         result = paper_result
         what = _what(entry.paper_sampling, paper_result.relation, steps, delta)
