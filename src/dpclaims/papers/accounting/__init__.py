@@ -46,9 +46,8 @@ def _claims():
 
 
 def _run(ctx: RunContext) -> PaperResult:
-    from dpclaims.claims.checks.privacy_numbers import not_run_at_budget
-
     from dpclaims.claims import ran_on
+    from dpclaims.claims.checks.privacy_numbers import not_run_at_budget
 
     # a --claim selection recomputes only the entries it selects (the others are dropped)
     taken = [e for e in _entries(ctx.budget) if ctx.wants(e.id)]
