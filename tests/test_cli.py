@@ -288,3 +288,35 @@ def test_audit_with_data_dir_uses_wine(tmp_path, monkeypatch):
     # Table 4's sizes: every set loaded matches, but Year is not in the folder, so the
     # claim about all six sets is not certified
     assert table4 == ["inconclusive"]
+
+
+def test_one_claim_at_a_time_gives_the_whole_runs_verdicts(smoke_run, tmp_path):
+    """Issue 38: --claim runs the selected claims only (DP-SEP skips the other checks);
+    their readings are those of the run of every claim (each check draws from its own
+    seed), the report lists the selection, and a pattern that selects nothing is bad
+    input before any work."""
+    full = load_results(smoke_run[0])
+    out = tmp_path / "sel"
+    result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
+                                       "--claim", "prop1-*", "--claim", "dpsep/v1-table*",
+                                       "--out", str(out)])
+    assert result.exit_code == 1, result.output  # prop1 is refuted under a text reading
+    got = load_results(out)
+    chosen = ["dpsep/prop1-sensitivity", "dpsep/v1-table1-mog", "dpsep/v1-table5-point",
+              "dpsep/v1-table3-rmse", "dpsep/v1-table4-loglik"]
+    assert sorted(c["id"] for c in got["claims"]) == sorted(chosen)
+    from dpclaims.papers.dpsep import PAPER
+
+    assert got["meta"]["selected claims"] == {  # in the order the paper declares them
+        "patterns": ["prop1-*", "dpsep/v1-table*"],
+        "claims": [c.id for c in PAPER.claims if c.id in chosen]}
+    same = {c["id"]: c for c in full["claims"]}
+    for c in got["claims"]:
+        assert c == same[c["id"]], c["id"]
+    info = json.loads((out / "run_info.json").read_text())
+    assert "Prop. 1 property test" in info["seconds per check"]
+    assert "empirical audit" not in info["seconds per check"]  # not selected: not run
+    bad = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--claim", "nope*",
+                                    "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "--claim 'nope*' selects no claim of dpsep" in bad.output
+    assert not (tmp_path / "bad").exists()

@@ -277,3 +277,32 @@ def test_one_broken_plugin_does_not_block_the_others(monkeypatch):
     assert result.exit_code == 2 and "does not load" in result.output
     result = CliRunner().invoke(main, ["papers"])
     assert result.exit_code == 0 and "dpsep" in result.output and "broken" in result.output
+
+
+def test_a_selection_keeps_and_completes_only_the_selected_claims(tmp_path):
+    from dpclaims.claims.kernel import Claimed, decide
+    from dpclaims.claims.paper import claim_selected
+    from dpclaims.claims.registry import select_claims
+
+    a, b, c = (Claim(f"x/{k}", "X", "Eq.", "s", "c") for k in ("alpha", "beta", "gamma"))
+    seen = []
+
+    def run(ctx):
+        seen.append((ctx.selection, ctx.wants("x/alpha"), ctx.wants("x/gamma"), ctx.wants()))
+        return PaperResult([decide(a, "r", Claimed("a", 1.0)),
+                            decide(c, "r", Claimed("c", 1.0))], [], {}, {})
+
+    p = _paper(id="x", claims=(a, b, c), run=run)
+    r = run_papers([p], "smoke", 0, tmp_path, selection=("beta", "x/al*"))
+    assert seen == [(("beta", "x/al*"), True, False, False)]
+    assert [(v.claim.id, v.verdict) for v in r.verdicts] == [
+        ("x/alpha", "inconclusive"), ("x/beta", "not-checkable")]
+    assert r.meta["selected claims"] == {"patterns": ["beta", "x/al*"],
+                                         "claims": ["x/alpha", "x/beta"]}
+    assert claim_selected("dpsep/prop1-sensitivity", ["prop1-*"])
+    assert not claim_selected("dpsep/prop1-sensitivity", ["prop2*"])
+    assert select_claims([p], ()) == ["x/alpha", "x/beta", "x/gamma"]
+    with pytest.raises(InputError, match="selects no claim of x"):
+        select_claims([p], ("nothing",))
+    with pytest.raises(InputError, match="needs a claim id"):
+        select_claims([p], (" ",))

@@ -220,7 +220,12 @@ def _paper_help() -> str:
 @click.option("--overwrite", is_flag=True,
               help="Replace the files of an earlier run in --out (otherwise a folder that "
                    "holds files is refused before any work).")
-def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite):
+@click.option("--claim", "claims", multiple=True, metavar="PATTERN",
+              help="Check only the claims whose id matches (shell-style: *, ?; with or "
+                   "without the paper's prefix, e.g. prop1-* or 'dpsep/*table*'); may "
+                   "repeat. The report lists the selection; a selected claim's verdicts "
+                   "are the same as in a run of every claim.")
+def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite, claims):
     """Check a paper's claims and write a report with a verdict for each. Exit codes: see
     dpclaims --help (0 nothing refuted, 1 refuted, 3 not checkable)."""
     from dpclaims.claims import exit_code
@@ -247,6 +252,9 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
     papers = resolve(paper, lambda line: click.echo(f"dpclaims: {line}", err=True))
     for p in papers:
         p.budget(budget)
+    from dpclaims.claims.registry import select_claims
+
+    select_claims(papers, claims)  # a pattern that selects nothing: exit 2, before any work
     label = paper if ":" not in paper else ",".join(p.id for p in papers)
     staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
     t0 = time.perf_counter()
@@ -269,13 +277,15 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite)
                                     "inside strategies")
             client = cluster.enter_context(connect(scheduler))
             cluster_info = check_workers(client, staging)
-        with _progress(console, "starting", _plan(f"{paper}/{budget}")) as show:
+        with _progress(console, "starting",
+                       None if claims else _plan(f"{paper}/{budget}")) as show:
             def tick(name):
                 show(f"[{label}/{budget}] {name}", name)
 
             try:
                 verdicts, sections, meta, timings = run_papers(
-                    papers, budget, seed, staging, data_dir, tick, workers, client)
+                    papers, budget, seed, staging, data_dir, tick, workers, client,
+                    selection=claims)
             except Exception as exc:
                 from dpclaims.claims.cluster import ClusterLostError, lost_cluster
 

@@ -98,6 +98,11 @@ class RunContext:
     companions : frozenset of str
         The ids of the other papers in the same run (``--paper all``): a paper whose
         claims another paper of the run also checks may leave them to it.
+    selection : tuple of str
+        ``--claim`` patterns (shell-style, :func:`claim_selected`): the run reports only
+        the claims they select. Empty: every claim. A paper skips the checks of claims
+        not selected by asking :meth:`wants`; one that does not ask still runs them all,
+        and the runner drops the verdicts not selected.
     """
 
     budget: Budget
@@ -108,6 +113,14 @@ class RunContext:
     workers: int = 1
     client: object = None
     companions: frozenset = frozenset()
+    selection: tuple[str, ...] = ()
+
+    def wants(self, *claim_ids: str) -> bool:
+        """Whether a check that gives verdicts of ``claim_ids`` is needed: True without a
+        selection, else when one of them is selected (so ``wants()`` says whether there
+        is no selection)."""
+        return not self.selection or any(claim_selected(c, self.selection)
+                                         for c in claim_ids)
 
 
 @dataclass(frozen=True)
@@ -191,6 +204,16 @@ class Paper:
     @property
     def claim_ids(self) -> frozenset:
         return frozenset(c.id for c in self.claims)
+
+
+def claim_selected(claim_id: str, patterns: Sequence[str]) -> bool:
+    """Whether ``claim_id`` ("dpsep/prop1-sensitivity") matches one of the shell-style
+    ``patterns`` (:func:`fnmatch.fnmatchcase`), as a whole or without its paper's prefix
+    ("prop1-*", "dpsep/prop*", "*table*")."""
+    from fnmatch import fnmatchcase
+
+    short = claim_id.split("/", 1)[-1]
+    return any(fnmatchcase(claim_id, p) or fnmatchcase(short, p) for p in patterns)
 
 
 def claims_of(*groups: Mapping[str, Claim] | Sequence[Claim]) -> tuple[Claim, ...]:

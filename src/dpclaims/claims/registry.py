@@ -21,7 +21,7 @@ from typing import NamedTuple
 from dpclaims import ENTRY_POINT_GROUP, paper_ids  # noqa: F401  (defined with the package)
 from dpclaims.claims.core import CheckTimer, InputError, Verdict, to_jsonable
 from dpclaims.claims.kernel import not_checkable
-from dpclaims.claims.paper import Paper, PaperResult, RunContext
+from dpclaims.claims.paper import Paper, PaperResult, RunContext, claim_selected
 from dpclaims.claims.user_code import load_object, register_source
 
 
@@ -254,9 +254,30 @@ def _not_json(value, path: str) -> str | None:
     return None
 
 
+def select_claims(papers: Sequence[Paper], patterns: Sequence[str]) -> list[str]:
+    """The ids of the claims of ``papers`` that ``patterns`` (``--claim``, shell-style,
+    :func:`~dpclaims.claims.paper.claim_selected`) select, in declaration order.
+
+    Raises
+    ------
+    InputError
+        A pattern that selects no claim (naming it and some of the ids).
+    """
+    ids = list(dict.fromkeys(c.id for p in papers for c in p.claims))
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise InputError(f"--claim needs a claim id or a pattern, got {pattern!r}")
+        if not [i for i in ids if claim_selected(i, [pattern])]:
+            shown = ", ".join(ids[:8]) + (f", ... ({len(ids)} in all)" if len(ids) > 8 else "")
+            raise InputError(f"--claim {pattern!r} selects no claim of "
+                             f"{', '.join(p.id for p in papers)}; its claims: {shown} "
+                             "(`dpclaims audit --help`; patterns are shell-style: *, ?)")
+    return [i for i in ids if claim_selected(i, patterns)] if patterns else ids
+
+
 def run_papers(papers: Sequence[Paper], budget_name: str, seed: int, out_dir: Path,
                data_dir: Path | None = None, progress: Callable[[str], None] | None = None,
-               workers: int = 1, client=None) -> PaperResult:
+               workers: int = 1, client=None, selection: Sequence[str] = ()) -> PaperResult:
     """Run ``papers`` at ``budget_name`` and merge their results.
 
     One paper: its result as it is. Several: verdicts in the order of ``papers``, each
@@ -267,23 +288,40 @@ def run_papers(papers: Sequence[Paper], budget_name: str, seed: int, out_dir: Pa
     :class:`RunContext` carries ``client``. The result is the same whatever ``workers``
     and ``client`` are.
 
+    ``selection``: ``--claim`` patterns (:func:`select_claims`); only the claims they
+    select are reported (every one of them), each paper's context carries them (a paper
+    that asks :meth:`RunContext.wants` skips the other checks), and ``meta`` gains
+    ``"selected claims"``. Each check's value depends only on its own seed, so a
+    selected claim's verdicts are those of the whole run.
+
     Raises
     ------
     InputError
-        An unknown budget name, or a plugin's result that breaks the interface.
+        An unknown budget name, a pattern that selects no claim, or a plugin's result
+        that breaks the interface.
     """
     progress = progress or (lambda name: None)
     ids = frozenset(p.id for p in papers)
+    selection = tuple(selection)
+    chosen = select_claims(papers, selection)
 
     def context(p, tick, w, c):
         return RunContext(budget=p.budget(budget_name), seed=seed, out_dir=Path(out_dir),
                           data_dir=data_dir, progress=tick, workers=w, client=c,
-                          companions=ids - {p.id})
+                          companions=ids - {p.id}, selection=selection)
+
+    def selected(result: PaperResult, verdicts: list) -> PaperResult:
+        if not selection:
+            return result._replace(verdicts=verdicts)
+        keep = set(chosen)
+        return result._replace(verdicts=[v for v in verdicts if v.claim.id in keep],
+                               meta={**result.meta, "selected claims": {
+                                   "patterns": list(selection), "claims": chosen}})
 
     if len(papers) == 1:
         result = run_paper(papers[0], context(papers[0], progress, workers, client))
-        return result._replace(verdicts=with_every_declared_claim(papers, [result.verdicts],
-                                                                     budget_name))
+        return selected(result, with_every_declared_claim(
+            papers, [result.verdicts], budget_name, only=set(chosen)))
     # budgets checked first
     contexts = {p.id: context(p, progress, workers, client) for p in papers}
     results = {}
@@ -299,12 +337,12 @@ def run_papers(papers: Sequence[Paper], budget_name: str, seed: int, out_dir: Pa
             results[pid] = handle.result()
     sections, meta, timings = [], {}, {}
     verdicts = with_every_declared_claim(papers, [results[p.id].verdicts for p in papers],
-                                         budget_name)
+                                         budget_name, only=set(chosen))
     for p in papers:
         _, s, m, t = results[p.id]
         sections += [{**sec, "title": f"{p.id}: {sec['title']}"} for sec in s]
         meta[p.id], timings[p.id] = m, t
-    return PaperResult(verdicts, sections, meta, timings)
+    return selected(PaperResult([], sections, meta, timings), verdicts)
 
 
 #: The reading of the verdict the runner gives a declared claim that has none.
@@ -312,7 +350,7 @@ NO_VERDICT_READING = "no verdict returned"
 
 
 def with_every_declared_claim(papers: Sequence[Paper], verdicts_of: Sequence[list],
-                              budget: str | None = None) -> list:
+                              budget: str | None = None, only: set | None = None) -> list:
     """The verdicts of ``papers`` (``verdicts_of[i]`` is what ``papers[i]`` returned) in
     order, each paper's followed by a ``not-checkable`` verdict (from the kernel) for
     every claim it declares and no verdict of the run is of: the reason says that the
@@ -320,14 +358,15 @@ def with_every_declared_claim(papers: Sequence[Paper], verdicts_of: Sequence[lis
     declare needs a verdict from either. Nothing else changes.
 
     A paper that does not run a claim at a budget, or without some data, says so with
-    its own ``not_checkable`` verdict, whose reason names what is missing.
+    its own ``not_checkable`` verdict, whose reason names what is missing. ``only``: the
+    claims to complete (a ``--claim`` selection; None: all).
     """
     have = {v.claim.id for vs in verdicts_of for v in vs}
     out = []
     for p, vs in zip(papers, verdicts_of, strict=True):
         out += vs
         for c in p.claims:
-            if c.id not in have:
+            if c.id not in have and (only is None or c.id in only):
                 have.add(c.id)
                 out.append(not_checkable(
                     c, NO_VERDICT_READING,

@@ -46,17 +46,19 @@ def _claims():
 
 
 def _run(ctx: RunContext) -> PaperResult:
+    from dpclaims.claims import ran_on
     from dpclaims.claims.checks.privacy_numbers import not_run_at_budget
 
-    taken = _entries(ctx.budget)
+    # a --claim selection recomputes only the entries it selects (the others are dropped)
+    taken = [e for e in _entries(ctx.budget) if ctx.wants(e.id)]
     verdicts, sections, meta, timings = run_accounting_audit(ctx.seed, ctx.progress,
                                                              entries=taken)
-    ids = {e.id for e in taken}
-    skipped = [e for e in catalogue() if e.id not in ids]
+    ids = {e.id for e in _entries(ctx.budget)}
+    skipped = [e for e in catalogue() if e.id not in ids and ctx.wants(e.id)]
     per = ctx.budget.entries_per_paper
-    verdicts += not_run_at_budget(skipped, ctx.budget.name,
-                                  f"the first {per} entr{'y' if per == 1 else 'ies'} of "
-                                  "each paper")
+    verdicts += ran_on(not_run_at_budget(skipped, ctx.budget.name,
+                                         f"the first {per} entr{'y' if per == 1 else 'ies'} "
+                                         "of each paper"), "none: not run")
     return PaperResult(verdicts, sections, meta, timings)
 
 

@@ -63,6 +63,7 @@ from dpclaims.papers.dpsep.calibration import (
 )
 from dpclaims.papers.dpsep.catalogue import (
     CLAIMS,
+    CLAIMS_THM41_REMARKS,
     DELTA,
     ORDER_KNOWN,
     PAPER,
@@ -70,6 +71,7 @@ from dpclaims.papers.dpsep.catalogue import (
     Budget,
 )
 from dpclaims.papers.dpsep.catalogue import reading as typed_reading
+from dpclaims.papers.dpsep.tables import STATEMENTS, TABLE4_CLAIM
 from dpclaims.papers.figures import save_figure
 from dpclaims.property_tests.sensitivity import check_sensitivity
 
@@ -657,8 +659,13 @@ def _ms(summary) -> str:
 
 # --------------------------------------------------------------------------- driver
 def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
-                    workers: int = 1, client=None):
+                    workers: int = 1, client=None, wants=lambda *claim_ids: True):
     """Run every DP-SEP check; return (verdicts, sections, meta, timings).
+
+    ``wants(*claim_ids)`` (:meth:`~dpclaims.claims.paper.RunContext.wants`, a ``--claim``
+    selection) says whether a check whose verdicts are of those claims runs; a check
+    that is skipped gives no verdict and no section (the reference runs, a section of
+    no claim, run only without a selection).
 
     ``meta`` is determined by the seed; ``timings`` (seconds per check) is not.
 
@@ -692,26 +699,49 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
         raise InputError(str(exc)) from exc
     verdicts, sections = [], []
 
+    everything = wants()  # True without a selection (wants of no claim)
+
+    class _Skipped:  # a check not selected: its empty value, as a started check's handle
+        def __init__(self, value):
+            self.value = value
+
+        def result(self):
+            return self.value
+
+    def start(name, fn, *claim_ids):
+        return timed.start(name, fn) if wants(*claim_ids) else _Skipped(([], None))
+
+    def run(name, fn, *claim_ids, empty=()):
+        return timed(name, fn) if wants(*claim_ids) else empty
+
+    mog_ids = [c.id for k, c in STATEMENTS.items() if not k.startswith("bnn-")]
+    bnn_ids = [c.id for k, c in STATEMENTS.items() if k.startswith("bnn-")]
     try:
         own = [(f"fair (this run, N={probit_data.n_train})", probit_data.n_train, 40, 1.0)]
         # the two longest single-process checks start first, beside the others
-        prop2 = timed.start("Prop. 2 accounting", lambda: check_prop2(budget, seed, own))
+        prop2 = start("Prop. 2 accounting", lambda: check_prop2(budget, seed, own),
+                      "dpsep/prop2-privacy")
         refs = timed.start("reference runs", lambda: reference_runs(
-            [probit_data, linear_data], budget, seed, out))
-        v1 = timed("Prop. 1 property test", lambda: check_prop1(budget, seed))
-        v3, s3 = timed("Thm. 4.1 Monte Carlo", lambda: check_thm41(budget, seed, out))
-        v_audit = timed("empirical audit", lambda: check_empirical_audit(
-            probit_data, budget, seed, out, client=client))
-        v4, s4 = timed("Thm. 4.1 study", lambda: check_thm41_study(budget, seed, out,
-                                                                   client=client))
-        v5, s5, mog = timed("Sec. 6.1 mixture of Gaussians", lambda: check_mog(budget, seed, out))
+            [probit_data, linear_data], budget, seed, out)) if everything else _Skipped(None)
+        v1 = run("Prop. 1 property test", lambda: check_prop1(budget, seed),
+                 "dpsep/prop1-sensitivity", empty=[])
+        v3, s3 = run("Thm. 4.1 Monte Carlo", lambda: check_thm41(budget, seed, out),
+                     "dpsep/thm41-kl-tail-bound", empty=([], None))
+        v_audit = run("empirical audit", lambda: check_empirical_audit(
+            probit_data, budget, seed, out, client=client), "dpsep/empirical-audit", empty=[])
+        v4, s4 = run("Thm. 4.1 study", lambda: check_thm41_study(budget, seed, out,
+                                                                 client=client),
+                     *[c.id for c in CLAIMS_THM41_REMARKS.values()], empty=([], []))
+        v5, s5, mog = run("Sec. 6.1 mixture of Gaussians",
+                          lambda: check_mog(budget, seed, out), *mog_ids, empty=([], [], None))
         bnn_dir, bnn_data = bnn_data_dir(data_dir, budget.bnn_sets)
         try:
-            v6, s6, bnn = timed("Sec. 6.2 Bayesian neural networks", lambda: check_bnn(
+            v6, s6, bnn = run("Sec. 6.2 Bayesian neural networks", lambda: check_bnn(
                 data_dir=bnn_dir, sets=budget.bnn_sets, n_splits=budget.bnn_splits,
                 epochs=budget.bnn_epochs, vi_epochs=budget.bnn_vi_epochs,
                 max_train=budget.bnn_max_train, embedded_train=budget.bnn_embedded_train,
-                seed=seed, budget_name=budget.name, out_dir=out))
+                seed=seed, budget_name=budget.name, out_dir=out),
+                *bnn_ids, TABLE4_CLAIM.id, empty=([], [], None))
         except (ValueError, FileNotFoundError) as exc:
             raise InputError(str(exc)) from exc
         v2, s2 = prop2.result()
@@ -731,7 +761,8 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
     verdicts += ran_on(v6, bnn_data)
     verdicts += ran_on(unrun_claim_verdicts(verdicts, budget.bnn_sets, budget.name, seed),
                        "none: not run")
-    sections += [s2, s3, s_refs] + s4 + s5 + s6 + [paper_tables_section()]
+    sections += [s for s in (s2, s3, s_refs) if s is not None] + s4 + s5 + s6
+    sections += [paper_tables_section()]
     meta = {
         "paper": PAPER, "budget": asdict(budget), "seed": seed,
         "data": f"probit: {probit_data.source}; linear: {linear_data.source}",
