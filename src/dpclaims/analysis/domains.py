@@ -449,7 +449,18 @@ class Product:
         return " then ".join(f"{type(f).__name__} {f.shape}" for f in self.factors)
 
     def misfit(self, record) -> str | None:
-        """Why ``record`` is not in the product (which factor, which coordinates), or None."""
+        """Why ``record`` is not in the product, for error messages.
+
+        Parameters
+        ----------
+        record : array_like
+
+        Returns
+        -------
+        str or None
+            The wrong shape, or the first factor whose coordinates lie outside it (their
+            indices and values); None when ``record`` is in the product.
+        """
         try:
             parts = self.split(record)
         except ValueError as exc:
@@ -463,6 +474,18 @@ class Product:
         return None
 
     def contains(self, record) -> bool:
+        """Whether ``record`` is a flat vector of ``shape`` whose parts lie in their factors.
+
+        Parameters
+        ----------
+        record : array_like
+
+        Returns
+        -------
+        bool
+            False (never an error) for anything else: a wrong length, non-numbers,
+            non-finite values (:meth:`misfit` says why).
+        """
         try:
             parts = self.split(record)
         except ValueError:
@@ -541,6 +564,8 @@ class Product:
         return out
 
     def to_dict(self) -> dict:
+        """``{"kind": "product", "factors": [...], "shape": [n]}``: for reports, and read
+        back by :func:`dpclaims.claims.claims_file.domain_from` (when its factors are)."""
         return {"kind": "product", "factors": [f.to_dict() for f in self.factors],
                 "shape": list(self.shape)}
 
