@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpclaims.analysis.accounting import PURE_DP_ACCOUNTANT, account_event
-from dpclaims.analysis.domains import Ball, Box, FiniteSet
+from dpclaims.analysis.domains import Ball, Box, FiniteSet, Product
 from dpclaims.audits import (
     NeighbouringPair,
     PrivacyClaim,
@@ -147,7 +147,9 @@ def test_domains_reject_bad_input():
 
 
 DOMAINS = [Box(-1.0, 1.0, (3,)), Box(0.0, 1.0), Ball(2.0, 2, (2,)), Ball(1.0, 1, (3,)),
-           Ball(1.0, math.inf, (2,)), FiniteSet((0, 1, 2))]
+           Ball(1.0, math.inf, (2,)), FiniteSet((0, 1, 2)),
+           Product(Ball(1.0, 2, (3,)), Box(-1.0, 1.0)),
+           Product(Box(0.0, 1.0, (2, 2)), FiniteSet((0, 1, 2)), Ball(1.0, 1, (2,)))]
 
 
 @pytest.mark.parametrize("domain", DOMAINS, ids=lambda d: type(d).__name__)

@@ -22,7 +22,8 @@ one import suffices:
   records and replace-one pairs of them);
 - the record domains :class:`~dpclaims.analysis.domains.Box`,
   :class:`~dpclaims.analysis.domains.Ball`,
-  :class:`~dpclaims.analysis.domains.FiniteSet`;
+  :class:`~dpclaims.analysis.domains.FiniteSet`,
+  :class:`~dpclaims.analysis.domains.Product`;
 - the dataset helpers of :mod:`dpclaims.analysis.records` (``n_records``,
   ``add_record``, ``remove_record``, ``replace_record``);
 - the mechanism protocol's values :class:`~dpclaims.audits.mechanism.PrivacyClaim`,
@@ -51,7 +52,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from dpclaims.analysis.domains import Ball, Box, FiniteSet, check_domain
+from dpclaims.analysis.domains import Ball, Box, FiniteSet, Product, check_domain
 from dpclaims.analysis.records import add_record, n_records, remove_record, replace_record
 from dpclaims.analysis.validation import check_count, check_probability
 from dpclaims.audits.core import AuditResult, audit
@@ -88,7 +89,8 @@ __all__ = [
     "check_mechanism_sensitivity", "assert_not_refuted", "seed_from_node_id",
     # re-exported
     "neighbouring_datasets", "domain_records", "records", "replace_one_pairs",
-    "Box", "Ball", "FiniteSet", "n_records", "add_record", "remove_record", "replace_record",
+    "Box", "Ball", "FiniteSet", "Product", "n_records", "add_record", "remove_record",
+    "replace_record",
     "PrivacyClaim", "Sensitivity", "NeighbouringPair", "replace_one", "add_one", "remove_one",
 ]
 
@@ -352,7 +354,7 @@ class _WithDomain:
 
 
 def _is_domain(obj) -> bool:
-    return isinstance(obj, (Box, Ball, FiniteSet))
+    return isinstance(obj, (Box, Ball, FiniteSet, Product))
 
 
 def record_strategy(mechanism, domain=None, records_attr: bool = True):
@@ -416,7 +418,7 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
         Follows :class:`~dpclaims.audits.mechanism.Mechanism` (``name``, ``claim``,
         ``release(data, rng, n) -> (n, ...)``; optional ``query``, ``sensitivity``,
         ``data``, ``domain``, ``candidates``, ``neighbouring_pairs()``, ``score``).
-    where : NeighbouringPair, sequence of NeighbouringPair, Box, Ball, FiniteSet or None
+    where : NeighbouringPair, sequence of NeighbouringPair, Box, Ball, FiniteSet, Product or None
         What to audit on. A pair: that pair, no search. Several pairs: the one
         with the largest pilot certificate
         (:func:`~dpclaims.audits.search.select_pair`). A record domain: the
@@ -468,8 +470,8 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
             if not pairs:
                 raise ValueError(
                     f"nothing to audit {mechanism.name!r} on: give a NeighbouringPair or a "
-                    "record domain (Box, Ball, FiniteSet), or give the mechanism `data`, a "
-                    "`domain` or `neighbouring_pairs()`")
+                    "record domain (Box, Ball, FiniteSet, Product), or give the mechanism "
+                    "`data`, a `domain` or `neighbouring_pairs()`")
         elif isinstance(where, (list, tuple)) and all(isinstance(p, NeighbouringPair)
                                                       for p in where):
             pairs = list(where)
@@ -477,7 +479,7 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
                 raise ValueError("an empty list of neighbouring pairs: nothing to audit on")
         else:
             raise TypeError(f"where must be a NeighbouringPair, a list of them, a record domain "
-                            f"(Box, Ball, FiniteSet) or None, got {type(where).__name__}")
+                            f"(Box, Ball, FiniteSet, Product) or None, got {type(where).__name__}")
         selection, r = select_and_audit(
             mechanism, pairs, n_trials=budget.n_trials,
             selection_trials=budget.selection_trials, alpha=budget.alpha, score=score,
@@ -509,7 +511,7 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
     mechanism : Mechanism
         Needs ``query(data)`` and ``sensitivity`` (a :class:`Sensitivity`, or a plain
         number read as the L2 sensitivity).
-    where : Box, Ball, FiniteSet, hypothesis strategy or None
+    where : Box, Ball, FiniteSet, Product, hypothesis strategy or None
         Where the pairs come from. A strategy: it draws pairs ``(d0, d1)`` itself
         (e.g. :func:`~dpclaims.property_tests.strategies.neighbouring_datasets`). A
         record domain, or None for the mechanism's own: records drawn from it
@@ -553,8 +555,8 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
         recs = record_strategy(mechanism, domain, records_attr=where is None)
         if recs is None or (data is None and domain is None):
             raise ValueError(f"nothing to draw neighbouring datasets of {mechanism.name!r} from: "
-                             "give a record domain (Box, Ball, FiniteSet) or a strategy of "
-                             "pairs, or give the mechanism `data` or a `domain`")
+                             "give a record domain (Box, Ball, FiniteSet, Product) or a "
+                             "strategy of pairs, or give the mechanism `data` or a `domain`")
         strategy = neighbouring_datasets(recs, relation, base=data)
     res = property_test(query, sens, strategy, budget.max_examples, seed, mechanism.name)
     norm = {1: "L1", 2: "L2"}.get(sens.norm, "L-inf")

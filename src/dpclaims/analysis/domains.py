@@ -3,7 +3,7 @@
 A mechanism that declares its record domain can be judged without a dataset:
 the property test of its sensitivity and the neighbouring-pair search draw
 datasets from the domain (``dpclaims.property_tests.strategies.domain_records``
-and ``neighbouring_datasets``). Three kinds, each a frozen value:
+and ``neighbouring_datasets``). Four kinds, each a frozen value:
 
 :class:`Box`
     Records x with ``low <= x <= high`` elementwise, of a stated shape (bounds
@@ -14,12 +14,17 @@ and ``neighbouring_datasets``). Three kinds, each a frozen value:
     gradients.
 :class:`FiniteSet`
     Records from a finite list, e.g. the bins of a histogram.
+:class:`Product`
+    Records that are the concatenation of one record of each factor domain, e.g.
+    ``Product(Ball(1, shape=(3,)), Box(-1, 1))``: a feature vector x in the unit
+    ball of R^3 and a label y in [-1, 1], as the flat record ``[x_0, x_1, x_2, y]``.
 
 Each gives ``contains(record)``, ``centre()`` (a base record), ``patterns(relation)``:
 the canary records that
 the neighbouring-pair search tries first (extreme points, in the spirit of
 StatDP's query-answer patterns; Ding, Wang, Wang, Zhang, Kifer, "Detecting
 Violations of Differential Privacy", CCS 2018), and ``to_dict()`` for reports.
+Equal domains compare equal and hash alike (a Box's bounds compare by value).
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ def _shape(shape) -> tuple:
         shape = (int(shape),)
     try:
         out = tuple(int(v) for v in shape)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from exc
     if any(v < 1 for v in out):
         raise ValueError(f"shape must have positive sizes, got {shape!r}")
@@ -97,6 +102,15 @@ class Box:
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "low", low)
         object.__setattr__(self, "high", high)
+
+    def _key(self) -> tuple:
+        return self.shape, tuple(self.low.ravel().tolist()), tuple(self.high.ravel().tolist())
+
+    def __eq__(self, other):
+        return isinstance(other, Box) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(("box", self._key()))
 
     @property
     def size(self) -> int:
@@ -233,6 +247,16 @@ class FiniteSet:
         object.__setattr__(self, "records", recs)
         check_count(self.max_patterns, "max_patterns")
 
+    def _key(self) -> tuple:
+        return (tuple((r.shape, tuple(r.ravel().tolist())) for r in self.records),
+                self.max_patterns)
+
+    def __eq__(self, other):
+        return isinstance(other, FiniteSet) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(("finite set", self._key()))
+
     @property
     def shape(self) -> tuple:
         return self.records[0].shape
@@ -261,15 +285,316 @@ class FiniteSet:
                 "records": [r.tolist() for r in self.records[:16]]}
 
 
-Domain = Box | Ball | FiniteSet
+def _size(shape: tuple) -> int:
+    return int(np.prod(shape, dtype=int))
+
+
+def _by_index_sum(sizes: list[int]):
+    """Index tuples into lists of the given sizes, by increasing sum of the indices
+    (lexicographic within one sum): every list's first entries come first."""
+    def compositions(total, rest):
+        if len(rest) == 1:
+            if total < rest[0]:
+                yield (total,)
+            return
+        for i in range(min(total, rest[0] - 1) + 1):
+            for tail in compositions(total - i, rest[1:]):
+                yield (i, *tail)
+
+    for total in range(sum(n - 1 for n in sizes) + 1):
+        yield from compositions(total, sizes)
+
+
+class Product:
+    """Records that concatenate one record of each factor: ``Product(A, B, ...)``.
+
+    A record of the product is the flat vector ``concatenate([ravel(a), ravel(b),
+    ...])`` of a record ``a`` of A, ``b`` of B, ...: each factor contributes
+    ``prod(factor.shape)`` coordinates in C order, a scalar factor (shape ``()``)
+    exactly one. The product's records have shape ``(n,)``, n the sum of those
+    sizes: ``Product(Ball(1, shape=(3,)), Box(-1, 1))`` has records
+    ``[x_0, x_1, x_2, y]``, shape (4,). :meth:`split` and :meth:`join` convert
+    between a record and its factors' records.
+
+    A nested product is flattened (concatenation is associative):
+    ``Product(Product(A, B), C) == Product(A, B, C)``.
+
+    Parameters
+    ----------
+    *factors : Box, Ball, FiniteSet or Product
+        At least one. A FiniteSet factor's records must be real numbers (they
+        become coordinates of a float vector).
+    max_patterns : int, default 32
+        Cap on the canary records (add-remove) or pairs (replace-one) of
+        :meth:`patterns`.
+
+    Raises
+    ------
+    ValueError
+        No factor; a ``max_patterns`` that is not a positive integer.
+    TypeError
+        A factor that is not a record domain (naming its position and value), or a
+        FiniteSet factor with non-numeric records.
+    """
+
+    __slots__ = ("factors", "max_patterns", "shape", "_sizes")
+
+    def __init__(self, *factors, max_patterns: int = 32):
+        if not factors:
+            raise ValueError("a product domain needs at least one factor, got Product()")
+        flat = []
+        for i, f in enumerate(factors):
+            if isinstance(f, Product):
+                flat.extend(f.factors)
+            elif isinstance(f, (Box, Ball, FiniteSet)):
+                if isinstance(f, FiniteSet) and f.records[0].dtype.kind not in "biuf":
+                    raise TypeError(f"product factor {i}: a FiniteSet factor needs real-number "
+                                    f"records, got dtype {f.records[0].dtype} in {f!r:.80}")
+                flat.append(f)
+            else:
+                hint = (": pass the factors as separate arguments, Product(a, b)"
+                        if isinstance(f, (list, tuple)) else "")
+                raise TypeError(f"product factor {i} must be a record domain (Box, Ball, "
+                                f"FiniteSet or Product), got {type(f).__name__}: "
+                                f"{f!r:.80}{hint}")
+        sizes = tuple(_size(f.shape) for f in flat)
+        object.__setattr__(self, "factors", tuple(flat))
+        object.__setattr__(self, "max_patterns", check_count(max_patterns, "max_patterns"))
+        object.__setattr__(self, "shape", (sum(sizes),))
+        object.__setattr__(self, "_sizes", sizes)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a Product domain is frozen: cannot set {name!r}")
+
+    def __eq__(self, other):
+        return (isinstance(other, Product) and self.factors == other.factors
+                and self.max_patterns == other.max_patterns)
+
+    def __hash__(self):
+        return hash(("product", self.factors, self.max_patterns))
+
+    def __repr__(self):
+        extra = "" if self.max_patterns == 32 else f", max_patterns={self.max_patterns}"
+        return f"Product({', '.join(repr(f) for f in self.factors)}{extra})"
+
+    def __reduce__(self):
+        return _product, (self.factors, self.max_patterns)
+
+    @property
+    def size(self) -> int:
+        return self.shape[0]
+
+    def split(self, record) -> list[np.ndarray]:
+        """The factors' records of a product record.
+
+        Parameters
+        ----------
+        record : array_like, shape (n,)
+            A flat vector of real numbers, n = ``self.shape[0]``.
+
+        Returns
+        -------
+        list of ndarray
+            Part i has factor i's shape (a 0-d array for a scalar factor).
+
+        Raises
+        ------
+        ValueError
+            ``record`` is not a flat vector of n real numbers (naming its shape and value).
+        """
+        try:
+            x = np.asarray(record, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"a record of {self!r:.120} must be a flat vector of "
+                             f"{self.size} real numbers, got {record!r:.80}") from exc
+        if x.shape != self.shape:
+            raise ValueError(f"a record of {self!r:.120} must be a flat vector of "
+                             f"{self.size} numbers ({self._layout()}), got shape {x.shape}: "
+                             f"{record!r:.80}")
+        ends = np.cumsum((0,) + self._sizes)
+        return [x[a:b].reshape(f.shape)
+                for f, a, b in zip(self.factors, ends[:-1], ends[1:], strict=True)]
+
+    def join(self, parts) -> np.ndarray:
+        """The product record of one record per factor (their concatenation, raveled).
+
+        Parameters
+        ----------
+        parts : sequence
+            One record per factor, each with that factor's number of coordinates.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+
+        Raises
+        ------
+        ValueError
+            The wrong number of parts, or a part of the wrong size (naming it).
+        """
+        parts = list(parts)
+        if len(parts) != len(self.factors):
+            raise ValueError(f"a record of {self!r:.120} joins {len(self.factors)} parts, "
+                             f"got {len(parts)}")
+        out = []
+        for i, (p, n) in enumerate(zip(parts, self._sizes, strict=True)):
+            v = np.asarray(p, dtype=float).ravel()
+            if v.size != n:
+                raise ValueError(f"part {i} of a record of {self!r:.120} needs {n} "
+                                 f"number(s), got {p!r:.80}")
+            out.append(v)
+        return np.concatenate(out)
+
+    def _layout(self) -> str:
+        return " then ".join(f"{type(f).__name__} {f.shape}" for f in self.factors)
+
+    def misfit(self, record) -> str | None:
+        """Why ``record`` is not in the product, for error messages.
+
+        Parameters
+        ----------
+        record : array_like
+
+        Returns
+        -------
+        str or None
+            The wrong shape, or the first factor whose coordinates lie outside it (their
+            indices and values); None when ``record`` is in the product.
+        """
+        try:
+            parts = self.split(record)
+        except ValueError as exc:
+            return str(exc)
+        start = 0
+        for i, (f, part, n) in enumerate(zip(self.factors, parts, self._sizes, strict=True)):
+            if not bool(np.all(np.isfinite(part))) or not f.contains(part):
+                where = f"coordinate {start}" if n == 1 else f"coordinates {start}..{start + n - 1}"
+                return f"has {where} = {part.tolist()!r} outside factor {i} {f.to_dict()}"
+            start += n
+        return None
+
+    def contains(self, record) -> bool:
+        """Whether ``record`` is a flat vector of ``shape`` whose parts lie in their factors.
+
+        Parameters
+        ----------
+        record : array_like
+
+        Returns
+        -------
+        bool
+            False (never an error) for anything else: a wrong length, non-numbers,
+            non-finite values (:meth:`misfit` says why).
+        """
+        try:
+            parts = self.split(record)
+        except ValueError:
+            return False
+        return all(bool(np.all(np.isfinite(p))) and f.contains(p)
+                   for f, p in zip(self.factors, parts, strict=True))
+
+    def centre(self) -> np.ndarray:
+        """The factors' centres, concatenated (the base record of the pattern pairs)."""
+        return self.join(f.centre() for f in self.factors)
+
+    def _options(self, factor, relation: str) -> list[tuple[str, Any, Any]]:
+        """One factor's part of a product pattern: ``(name, r0, r1)``.
+
+        Add-remove: the points of its patterns, then its centre (r0 None).
+        Replace-one: its patterns that move (r0 != r1), then held points (r0 = r1):
+        the endpoints of its patterns, then its centre.
+        """
+        pats = factor.patterns(relation)
+        centre = np.asarray(factor.centre(), dtype=float)
+        seen, points = set(), []
+
+        def point(name, p):
+            p = np.asarray(p, dtype=float)
+            if p.tobytes() not in seen:
+                seen.add(p.tobytes())
+                points.append((name, p))
+
+        if relation == "add-remove":
+            for name, _, r1 in pats:
+                point(name, r1)
+            point("centre", centre)
+            return [(name, None, p) for name, p in points]
+        for name, r0, r1 in pats:
+            point(f"held at {name} (end)", r1)
+            point(f"held at {name} (start)", r0)
+        point("held at centre", centre)
+        moves = [(name, np.asarray(r0, dtype=float), np.asarray(r1, dtype=float))
+                 for name, r0, r1 in pats]
+        moves = [m for m in moves if not np.array_equal(m[1], m[2])]  # e.g. a scalar box's
+        # "x shape" (mid -> mid): a held point, not a move
+        return moves + [(name, p, p) for name, p in points]
+
+    def patterns(self, relation: str) -> list[tuple[str, Any, Any]]:
+        """Canary records ``(name, r0, r1)``: combinations of the factors' own patterns.
+
+        Each factor offers options (:meth:`_options`). Add-remove: the added record
+        joins one point of each factor (its patterns' records, then its centre).
+        Replace-one: each factor either moves along one of its own patterns
+        (r0 -> r1) or is held at one point (an endpoint of its patterns, or its
+        centre), and at least one factor moves; holding a factor matters when the
+        statistic multiplies factors, e.g. y x with x moved and y held at 1. The
+        combinations are taken in order of increasing sum of the option indices
+        (every factor's first options first; its moves before its held points),
+        duplicates and r0 == r1 removed, and cut at ``max_patterns``.
+        """
+        from dpclaims.analysis.vocabulary import check_relation
+
+        check_relation(relation)
+        options = [self._options(f, relation) for f in self.factors]
+        out, seen = [], set()
+        for idx in _by_index_sum([len(o) for o in options]):
+            chosen = [o[i] for o, i in zip(options, idx, strict=True)]
+            r1 = self.join(c[2] for c in chosen)
+            r0 = None if relation == "add-remove" else self.join(c[1] for c in chosen)
+            if r0 is not None and np.array_equal(r0, r1):
+                continue
+            key = (None if r0 is None else r0.tobytes(), r1.tobytes())
+            if key in seen:
+                continue
+            seen.add(key)
+            name = ", ".join(f"factor {i} {c[0]}" for i, c in enumerate(chosen))
+            out.append((name, r0, r1))
+            if len(out) >= self.max_patterns:
+                break
+        return out
+
+    def to_dict(self) -> dict:
+        """``{"kind": "product", "factors": [...], "shape": [n]}``: for reports, and read
+        back by :func:`dpclaims.claims.claims_file.domain_from` (when its factors are)."""
+        return {"kind": "product", "factors": [f.to_dict() for f in self.factors],
+                "shape": list(self.shape)}
+
+
+def _product(factors, max_patterns):
+    return Product(*factors, max_patterns=max_patterns)
+
+
+Domain = Box | Ball | FiniteSet | Product
 
 
 def check_domain(domain) -> Domain:
-    """Return ``domain`` if it is a :class:`Box`, :class:`Ball` or :class:`FiniteSet`.
+    """Return ``domain`` if it is a record domain of this module.
 
-    Raises TypeError naming the type otherwise.
+    Parameters
+    ----------
+    domain : object
+
+    Returns
+    -------
+    Box, Ball, FiniteSet or Product
+        ``domain`` itself.
+
+    Raises
+    ------
+    TypeError
+        Naming the type and value of anything else.
     """
-    if not isinstance(domain, (Box, Ball, FiniteSet)):
-        raise TypeError(f"a record domain must be a Box, Ball or FiniteSet (dpclaims.analysis."
-                        f"domains), got {type(domain).__name__}: {domain!r:.80}")
+    if not isinstance(domain, (Box, Ball, FiniteSet, Product)):
+        raise TypeError(f"a record domain must be a Box, Ball, FiniteSet or Product (dpclaims."
+                        f"analysis.domains), got {type(domain).__name__}: {domain!r:.80}")
     return domain

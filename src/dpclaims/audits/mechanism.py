@@ -198,7 +198,7 @@ class Mechanism(Protocol):
     ``rng`` in one vectorised call. Optional: ``query(data) -> ndarray`` (the
     noiseless statistic) with ``sensitivity`` (:class:`Sensitivity`, or a plain
     number meaning the L2 sensitivity), and ``domain`` (a
-    :class:`~dpclaims.analysis.domains.Box`, ``Ball`` or ``FiniteSet``: the set
+    :class:`~dpclaims.analysis.domains.Box`, ``Ball``, ``FiniteSet`` or ``Product``: the set
     records come from).
     """
 
@@ -274,6 +274,9 @@ def validate_data(obj) -> None:
         got = np.shape(record) if not isinstance(record, tuple) else "a tuple"
         if shape is not None and got != tuple(shape):
             return f"has shape {got}, but the domain's records have shape {tuple(shape)}"
+        why = getattr(domain, "misfit", None)  # a Product names the factor
+        if why is not None and why(record) is not None:
+            return f"{why(record)} of the declared domain"
         return f"lies outside the declared domain {domain.to_dict()}"
 
     if data is not None:

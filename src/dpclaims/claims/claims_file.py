@@ -22,8 +22,10 @@ optional ``version``) and arrays of claims:
 ``[[sensitivity]]`` a claimed sensitivity
     ``query = "module:function"`` (or ``"file.py:function"``), ``value``, ``norm``
     (1, 2 or "inf"), ``relation`` and a record ``domain`` (``{kind = "box", low,
-    high, shape}``, ``{kind = "ball", radius, norm, shape}`` or ``{kind = "finite",
-    records}``).
+    high, shape}``, ``{kind = "ball", radius, norm, shape}``, ``{kind = "finite",
+    records}`` or ``{kind = "product", factors = [{kind = "ball", radius = 1.0, shape =
+    [3]}, {kind = "box", low = -1.0, high = 1.0}]}``: records concatenate one record
+    of each factor, here [x_0, x_1, x_2, y]).
 ``[[audit]]`` a mechanism's privacy claim
     ``mechanism = "module:object"``.
 
@@ -249,37 +251,88 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
     return reported, notes
 
 
+_DOMAIN_KEYS = {"box": {"low", "high", "shape"}, "ball": {"radius", "norm", "shape"},
+                "finite": {"records"}, "product": {"factors", "shape"}}
+
+
 def domain_from(table, where: str):
-    """A ``domain`` table as a Box, Ball or FiniteSet (InputError on anything else)."""
-    from dpclaims.analysis.domains import Ball, Box, FiniteSet
+    """A ``domain`` table as a record domain (:mod:`dpclaims.analysis.domains`).
+
+    Parameters
+    ----------
+    table : dict
+        ``{kind = "box", low, high, shape}``, ``{kind = "ball", radius, norm, shape}``
+        (norm 1, 2 or "inf", as in a report), ``{kind = "finite", records}`` or
+        ``{kind = "product", factors = [table, ...]}`` (each factor a table of this
+        form; a nested product is flattened; an optional ``shape`` must be the
+        product's, ``[n]``, as in a report's ``to_dict()``).
+    where : str
+        The entry, for the messages.
+
+    Returns
+    -------
+    Box, Ball, FiniteSet or Product
+
+    Raises
+    ------
+    InputError
+        Not a table, an unknown kind, a missing or unknown key, or a value the domain
+        refuses, naming the entry, the factor and the value.
+    """
+    from dpclaims.analysis.domains import Ball, Box, FiniteSet, Product
 
     if not isinstance(table, dict) or "kind" not in table:
-        raise InputError(f"{where}: domain must be a table with a kind (box, ball, finite)")
+        raise InputError(f"{where}: domain must be a table with a kind (box, ball, finite, "
+                         f"product), got {_kind_of(table)} {table!r:.80}")
     kind = table["kind"]
+    if not isinstance(kind, str) or kind not in _DOMAIN_KEYS:
+        raise InputError(f"{where}: domain kind must be box, ball, finite or product, got "
+                         f"{kind!r}")
     args = {k: v for k, v in table.items() if k != "kind"}
-    shape = args.get("shape", ())
-    if isinstance(shape, list) and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
-                                       for v in shape):
+    unknown = sorted(set(args) - _DOMAIN_KEYS[kind])
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {unknown} in a {kind} domain (allowed: "
+                         f"{sorted(_DOMAIN_KEYS[kind])})")
+    given = args.get("shape", ())
+    if isinstance(given, list) and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                       for v in given):
         # a record the property test holds several times over (bounds, pairs) must fit
         try:
-            check_fits_in_memory(math.prod(shape), 8, f"domain shape {shape}",
+            check_fits_in_memory(math.prod(given), 8, f"domain shape {given}",
                                  "values of one record, 8 bytes each")
         except ValueError as exc:
             raise InputError(f"{where}: {exc}") from None
+
+    def shape(default):
+        value = args.get("shape", default)
+        return tuple(value) if isinstance(value, list) else value
+
     try:
         if kind == "box":
-            return Box(args["low"], args["high"], tuple(args.get("shape", ())))
+            return Box(args["low"], args["high"], shape(()))
         if kind == "ball":
             norm = args.get("norm", 2)
-            return Ball(args["radius"], math.inf if norm == "inf" else norm,
-                        tuple(args.get("shape", (1,))))
+            norm = {"1": 1, "2": 2, "inf": math.inf}.get(norm, norm) if isinstance(norm, str) \
+                else norm
+            return Ball(args["radius"], norm, shape((1,)))
         if kind == "finite":
             return FiniteSet(tuple(args["records"]))
+        factors = args["factors"]
+        if not isinstance(factors, list) or not factors:
+            raise InputError(f"{where}: a product domain needs factors = [table, ...] (at "
+                             f"least one), got {_kind_of(factors)} {factors!r:.80}")
+        out = Product(*(domain_from(f, f"{where}: product factor {i}")
+                        for i, f in enumerate(factors)))
+        if "shape" in args and args["shape"] not in (list(out.shape), out.shape[0]):
+            raise InputError(f"{where}: a product domain's shape is [{out.shape[0]}] (the "
+                             f"sum of its factors' sizes), got shape = {args['shape']!r}")
+        return out
     except KeyError as exc:
         raise InputError(f"{where}: a {kind} domain needs {exc.args[0]!r}") from exc
+    except InputError:
+        raise
     except (TypeError, ValueError) as exc:
         raise InputError(f"{where}: domain: {exc}") from exc
-    raise InputError(f"{where}: domain kind must be box, ball or finite, got {kind!r}")
 
 
 def _spec(entry: dict, key: str, where: str) -> str:

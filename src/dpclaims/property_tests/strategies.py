@@ -75,11 +75,29 @@ def domain_records(domain):
     Box: each coordinate ``low + u (high - low)`` with u in [0, 1] (hypothesis tries
     the ends first, so corners come early). Ball: a point of the cube
     [-1, 1]^shape, projected onto the unit ball when outside, times the radius
-    (points outside land on the sphere). FiniteSet: one of its records.
+    (points outside land on the sphere). FiniteSet: one of its records. Product: one
+    record of each factor, each drawn with the factor's own strategy and shrunk on
+    its own, joined into the flat record (:meth:`~dpclaims.analysis.domains.Product.join`).
+
+    Parameters
+    ----------
+    domain : Box, Ball, FiniteSet or Product
+
+    Returns
+    -------
+    hypothesis strategy
+        Of records of ``domain.shape``.
+
+    Raises
+    ------
+    TypeError
+        ``domain`` is not a record domain.
     """
-    from dpclaims.analysis.domains import Ball, Box, check_domain
+    from dpclaims.analysis.domains import Ball, Box, Product, check_domain
 
     check_domain(domain)
+    if isinstance(domain, Product):
+        return st.tuples(*(domain_records(f) for f in domain.factors)).map(domain.join)
     if isinstance(domain, Box):
         unit = arrays(float, domain.shape, elements=st.floats(0.0, 1.0, **_finite))
         return unit.map(lambda u: domain.low + u * (domain.high - domain.low))

@@ -13,7 +13,7 @@ or from an importable ``package.module:OBJECT`` (e.g. the literature's mechanism
     The dataset the neighbouring pairs are built around.
 ``domain``
     The record domain (:mod:`dpclaims.analysis.domains`: ``Box``, ``Ball``,
-    ``FiniteSet``): without ``data``, the property test and the pair search draw
+    ``FiniteSet``, ``Product``): without ``data``, the property test and the pair search draw
     datasets from it; with ``data``, its patterns are tried as canaries too.
 ``candidates``
     Records the canary search and the property test draw from (default: the
