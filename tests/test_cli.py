@@ -259,7 +259,8 @@ def test_audit_with_data_dir_uses_wine(tmp_path, monkeypatch):
 
     seen = []
 
-    def run_papers(papers, budget, seed, out, data_dir, tick, workers, client=None):
+    def run_papers(papers, budget, seed, out, data_dir, tick, workers, client=None,
+                   selection=()):
         seen.append(data_dir)
         return [], [], {}, {}
 

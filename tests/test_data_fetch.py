@@ -275,7 +275,8 @@ def test_audit_without_data_dir_reads_the_cache(uci_cache, tmp_path, monkeypatch
 
     seen = []
 
-    def run_papers(papers, budget, seed, out, data_dir, tick, workers, client=None):
+    def run_papers(papers, budget, seed, out, data_dir, tick, workers, client=None,
+                   selection=()):
         seen.append(data_dir)
         return [], [], {}, {}
 
