@@ -30,7 +30,7 @@ the true mean m*. By Ville's inequality P(exists t <= n: K_t^+(m*) >= 1/alpha_si
 covers m* with probability >= 1 - alpha at every n (two-sided: alpha_side = alpha / 2
 on each process, their Theorem 3 with theta = 1/2; one-sided: one process at alpha).
 Each factor of K^+ falls in m (and each of K^- rises), so each set is a ray and its
-end is found by a nested grid search (64 points a level) to 1e-10 in the rescaled
+end is found by a nested grid search (16 points a level) to 1e-10 in the rescaled
 mean; the end reported is always a point the test rejected (the interval returned
 contains the exact one), and a rejection counts only with a margin of 1e-9 in log
 capital over the threshold (floating-point rounding widens the interval, never
@@ -95,7 +95,7 @@ METHODS = ("betting", "betting+bernstein")
 # the bet truncation c of lambda^+ = min(lambda_dot, c / m) (Waudby-Smith & Ramdas: 1/2)
 _TRUNCATION = 0.5
 # candidate means per level of the nested grid search, and the width it stops at
-_GRID = 64
+_GRID = 16
 _TOL = 1e-10
 # a rejection counts only when log capital exceeds the threshold by this much
 _LOG_MARGIN = 1e-9
