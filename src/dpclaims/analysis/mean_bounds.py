@@ -20,8 +20,10 @@ lambda_i^-(m) = min(lambda_dot_i, c / (1 - m)), c = 1/2, and
     mu_hat_t = (1/2 + sum_{i<=t} y_i) / (t + 1),
     sigma_hat^2_t = (1/4 + sum_{i<=t} (y_i - mu_hat_i)^2) / (t + 1)
 
-(their eq. (26)-(27) with the fixed-n tuning of their Section 5.1, as the authors'
-own ``confseq.betting.betting_ci`` computes it), are nonnegative martingales under
+(their hedged capital process with predictable plug-in bets, tuned for a fixed n, as
+the authors' own ``confseq.betting.betting_ci`` and ``betting_strategies.
+lambda_predmix_eb(fixed_n=n)`` compute it; the paper's equation numbers were not
+checked against the published text here), are nonnegative martingales under
 the true mean m*. By Ville's inequality P(exists t <= n: K_t^+(m*) >= 1/alpha_side)
 <= alpha_side, so the interval
 
@@ -69,7 +71,10 @@ more assumptions (a heavy tail can hide any mean). Two routes:
 References
 ----------
 I. Waudby-Smith, A. Ramdas, "Estimating means of bounded random variables by
-betting", JRSS-B 86(1), 2024, Theorem 3, eq. (26)-(27), Section 5.1, Proposition 4.
+betting", JRSS-B 86(1), 2024, Theorem 3 (the hedged capital process) and its
+predictable plug-in bets; code: github.com/gostevehoward/confseq, ``confseq/betting.py``
+(``betting_ci``, ``betting_mart``) and ``betting_strategies.py`` (``lambda_predmix_eb``),
+release 0.0.11.
 A. Maurer, M. Pontil, "Empirical Bernstein bounds and sample variance penalization",
 COLT 2009, Theorem 4.
 Balle & Wang, ICML 2018, Thm. 8 (:mod:`dpclaims.analysis.gaussian_dp`), for
@@ -285,7 +290,7 @@ def mean_interval(samples, lo: float, hi: float, alpha: float = 0.05, *,
 
     References
     ----------
-    Waudby-Smith & Ramdas (2024), Theorem 3 and eq. (26)-(27); Maurer & Pontil (2009),
+    Waudby-Smith & Ramdas (2024), Theorem 3 (hedged capital); Maurer & Pontil (2009),
     Theorem 4.
     """
     lo, hi = _check_range(lo, hi)
