@@ -21,11 +21,17 @@ values, and hands them to the kernel (:mod:`dpclaims.claims.kernel`), which deci
   mechanism: nothing was checked, ``not-checkable`` with that reason (exit 3 under
   ``check-variant``). An audit that could have refuted but whose certificate is 0
   is inconclusive with that reason.
+* a **Monte Carlo mean** (:func:`mean_bounds`): the ends of a
+  :class:`~dpclaims.analysis.mean_bounds.MeanInterval`, finite-sample (they decide) or
+  asymptotic (shown as "approx.", never deciding), each at confidence 1 - alpha.
 """
 
 from __future__ import annotations
 
+import math
+
 from dpclaims.analysis import accounting as acc
+from dpclaims.analysis.mean_bounds import MeanInterval
 from dpclaims.audits.core import AuditResult, epsilon_lower_bound
 from dpclaims.claims.core import Claim, Verdict
 from dpclaims.claims.kernel import (
@@ -61,6 +67,37 @@ def epsilon_bounds(result: acc.AccountingResult, claimed: Claimed, what: str, *,
     if result.upper_bound is not None:
         hi = Bound(result.upper_bound[1], f"{result.upper_bound[0]} ({what})", basis="exact")
     return lo, hi, result
+
+
+def mean_bounds(interval: MeanInterval, source: str = "") -> tuple[Bound | None,
+                                                                   Bound | None]:
+    """The kernel's bounds on a true mean (or ratio of means) from a confidence interval:
+    (lower, upper).
+
+    Each end is a :class:`~dpclaims.claims.kernel.Bound` with the interval's basis
+    ("finite-sample" decides, "asymptotic" never does) and confidence 1 - alpha (for a
+    two-sided interval, the joint confidence of the pair, as for every joint interval in
+    the suite). An end that is not a bound (a one-sided interval's other end) or is
+    infinite is None.
+
+    Parameters
+    ----------
+    interval : MeanInterval
+        From :func:`~dpclaims.analysis.mean_bounds.mean_interval`,
+        :func:`~dpclaims.analysis.mean_bounds.mean_ratio_interval` or
+        :func:`~dpclaims.analysis.mean_bounds.mean_interval_asymptotic`.
+    source : str
+        What the mean is of ("test MSE of DP-SEP over 300 seeds"); the interval's method
+        is appended.
+    """
+    where = f"{source}: {interval.method}" if source else interval.method
+    confidence = 1.0 - interval.alpha
+    lower = upper = None
+    if interval.side in ("two-sided", "lower") and math.isfinite(interval.low):
+        lower = Bound(interval.low, where, confidence=confidence, basis=interval.basis)
+    if interval.side in ("two-sided", "upper") and math.isfinite(interval.high):
+        upper = Bound(interval.high, where, confidence=confidence, basis=interval.basis)
+    return lower, upper
 
 
 def search_verdict(claim: Claim, reading: str, res: SensitivityCheck, *, quantity: str,
