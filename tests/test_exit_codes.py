@@ -345,3 +345,18 @@ def test_2_a_record_domain_beyond_the_machines_memory(tmp_path, kind):
     msg = one_line(r)
     assert "[[sensitivity]] #1 (t/s): domain shape [100000000000]" in msg
     assert "800,000,000,000 bytes" in msg and "physical memory" in msg
+
+
+def test_2_out_of_memory_is_named_not_a_bug(tmp_path, monkeypatch):
+    """Issue 37 (D13): a MemoryError (a size this machine cannot hold) is exit 2 with one
+    line saying so, never 'a bug in dpclaims' (70)."""
+    import dpclaims.claims.checks.variant as variant
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(variant, "check_variant", no_memory)
+    r = invoke("check-variant", f"{EXAMPLE}:correct", "--out", tmp_path / "o")
+    assert r.exit_code == 2, r.output
+    assert "needs more memory than this machine has" in one_line(r)
+    assert not (tmp_path / "o").exists()

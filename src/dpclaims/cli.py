@@ -81,6 +81,12 @@ class _Main(click.Group):
             _debug_traceback(ctx)
             click.echo(f"dpclaims: bad input: {_one_line(exc)}", err=True)
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
+        except MemoryError:  # the sizes asked for (trials, examples, a domain's shape)
+            _debug_traceback(ctx)
+            click.echo("dpclaims: bad input: the run needs more memory than this machine "
+                       "has (MemoryError); ask for less: fewer --n-trials or "
+                       "--max-examples, a smaller record domain or budget", err=True)
+            raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except SystemExit as exc:  # dpclaims' own sys.exit passes; the user's code's does not
             from dpclaims.claims.user_code import user_frame
 
