@@ -477,11 +477,12 @@ class SupBound:
                 f"{self.precision} bits, stopped: {self.stopped}")
 
     def to_dict(self) -> dict:
+        """JSON-able, without the wall time (the same inputs give the same dict)."""
         return {"lower": self.lower, "upper": _finite_or_str(self.upper),
                 "boxes": self.boxes, "stopped": self.stopped,
                 "argmax": list(self.argmax), "label": _jsonable(self.label),
-                "precision": self.precision, "seconds": round(self.seconds, 3),
-                "what": self.what, "domain": self.domain, "notes": list(self.notes)}
+                "precision": self.precision, "what": self.what, "domain": self.domain,
+                "notes": list(self.notes)}
 
 
 def _finite_or_str(x: float):
@@ -766,8 +767,7 @@ class GapBound:
 
     def to_dict(self) -> dict:
         return {"lower": self.lower, "upper": self.upper, "points": self.points,
-                "worst": self.worst, "precision": self.precision, "relative": self.relative,
-                "seconds": round(self.seconds, 3)}
+                "worst": self.worst, "precision": self.precision, "relative": self.relative}
 
 
 def identity_gap(lhs: Callable, rhs: Callable, points: Sequence, *, prec: int = 113,
