@@ -64,6 +64,7 @@ from dpclaims.families.dpvi.dpvi import (
     elbo_single_sample,
     fisher_blocks,
 )
+from dpclaims.papers.dpvim import exact
 from dpclaims.papers.dpvim.catalogue import BUDGETS as DPVIM_BUDGETS
 from dpclaims.papers.dpvim.catalogue import CLAIMS
 from dpclaims.papers.dpvim.privacy_numbers import DPVIM_PAPER, ENTRIES
@@ -124,13 +125,19 @@ def identity_discrepancy(example, identity=None) -> float:
 FD_TOLERANCE = 1e-5
 
 
-def check_aligned_identity(max_examples: int = 200, seed: int = 0) -> list[Verdict]:
+def check_aligned_identity(max_examples: int = 200, seed: int = 0, certify: bool = True,
+                           factor: float = 1.0) -> list[Verdict]:
     """``dpvim/aligned-identity``: eq. (11) (mean field) and eq. (20) (full rank).
 
     A hypothesis search for an example where the finite-difference g_s and the identity
-    differ by more than :data:`FD_TOLERANCE` (relative). A counterexample refutes; a search
-    without one certifies nothing, so the verdict is then ``inconclusive``
-    (:func:`~dpclaims.claims.checks.bounds.search_verdict`).
+    differ by more than :data:`FD_TOLERANCE` (relative), and (``certify``) the identity
+    with exact derivatives in interval arithmetic at points drawn from the seed
+    (:func:`dpclaims.papers.dpvim.exact.aligned_identity_gap`): its certified gap bracket
+    decides, read as exact to 2^-64; the search is shown beside it as an estimate.
+    Without ``certify`` the search decides alone (a counterexample refutes; otherwise
+    ``inconclusive``, :func:`~dpclaims.claims.checks.bounds.search_verdict`), as before
+    issue 38. ``factor`` multiplies the identity's data term (1: the paper's; another
+    value plants a wrong identity).
     """
     claim = CLAIMS["aligned-identity"]
     out = []
@@ -143,16 +150,54 @@ def check_aligned_identity(max_examples: int = 200, seed: int = 0) -> list[Verdi
               "transforms": "softplus and exp"}
         if res.violated:
             ev["counterexample_relative_gap"] = res.counterexample_ratio * FD_TOLERANCE
-        out.append(search_verdict(
-            claim, reading, res,
-            quantity="relative gap between the finite-difference g_s (central, h = 1e-5) and "
-                     "J(eta) g_m + grad H(q)",
-            pairs="hypothesis examples (data, xi, eta; logistic and linear regression; "
-                  "softplus and exp)",
-            context=(f"Largest relative gap seen {ev['max_relative_gap']:.2g} (tolerance "
-                     f"{FD_TOLERANCE:g}, the finite differences' own error)."),
+        if not certify:
+            out.append(search_verdict(
+                claim, reading, res,
+                quantity="relative gap between the finite-difference g_s (central, h = 1e-5) "
+                         "and J(eta) g_m + grad H(q)",
+                pairs="hypothesis examples (data, xi, eta; logistic and linear regression; "
+                      "softplus and exp)",
+                context=(f"Largest relative gap seen {ev['max_relative_gap']:.2g} (tolerance "
+                         f"{FD_TOLERANCE:g}, the finite differences' own error)."),
+                evidence=ev, seed=seed))
+            continue
+        gap = exact.aligned_identity_gap(seed, full_rank, factor=factor)
+        out.append(_exact_identity_verdict(
+            claim, reading, gap,
+            quantity=("largest relative gap |g_s - (J(eta) g_m + grad H(q))| / (1 + |g_s| + "
+                      "|rhs|), exact derivatives"),
+            what=("the exact gradients of the single-sample ELBO (eq. 5 with theta of eq. "
+                  f"{'19' if full_rank else '6'}) by forward-mode differentiation over "
+                  "intervals"),
+            search=(f"The finite-difference search ({res.n_examples} hypothesis examples, "
+                    f"h = 1e-5) saw a largest relative gap {ev['max_relative_gap']:.2g} "
+                    f"(its own tolerance {FD_TOLERANCE:g})" + (
+                        "; it found a finite-difference counterexample, which is not a "
+                        "certificate on the exact identity" if res.violated else "")),
+            estimate=Estimate(ev["max_relative_gap"], "largest finite-difference relative "
+                              "gap (h = 1e-5)"),
             evidence=ev, seed=seed))
     return out
+
+
+def _exact_identity_verdict(claim, reading, gap, *, quantity, what, search, estimate,
+                            evidence, seed) -> Verdict:
+    """The verdict of an identity from a certified gap bracket
+    (:func:`dpclaims.analysis.enclosures.identity_gap`): the claim read as exact to
+    :data:`~dpclaims.papers.dpvim.exact.IDENTITY_TOLERANCE`; the floating-point search is
+    shown as an estimate (its tolerance is the finite differences', not the claim's)."""
+    source = (f"{what}, both sides enclosed at {gap.precision} bits at {gap.points} points "
+              "drawn from the seed (mpmath iv)")
+    ev = {**evidence, "exact_gap": gap.to_dict(),
+          "identity_tolerance": exact.IDENTITY_TOLERANCE}
+    return decide(claim, reading,
+                  Claimed(quantity, exact.IDENTITY_TOLERANCE, Direction.AT_MOST),
+                  lower=Bound(gap.lower, source, basis="exact"),
+                  upper=Bound(gap.upper, source, basis="exact"),
+                  context=(f"The identity is read as exact to {exact.tolerance_text()} (an "
+                           "equation with no printed digits); the enclosures leave at most "
+                           f"{gap.upper:.2g}. {search}."),
+                  estimates=[estimate], evidence=ev, seed=seed)
 
 
 @st.composite
@@ -194,12 +239,19 @@ def corollary_discrepancy(example) -> float:
     return float(max(gap_s, gap_release) / scale)
 
 
-def check_corollary31(max_examples: int = 150, seed: int = 0) -> list[Verdict]:
+def check_corollary31(max_examples: int = 150, seed: int = 0, certify: bool = True,
+                      plant: bool = False) -> list[Verdict]:
     """``dpvim/corollary31-no-extra-cost`` for Algorithms 1 and 2.
 
     A hypothesis search for two data sets forced to the same release g~_m whose aligned
-    g~_s differ (relative gap > 1e-12): a counterexample refutes; without one the search
-    certifies nothing (``inconclusive``, :func:`~dpclaims.claims.checks.bounds.search_verdict`).
+    g~_s differ (relative gap > 1e-12, floating point), and (``certify``) the same in exact
+    arithmetic: Algorithms 1 and 2 transcribed with interval operations, the second noise
+    draw chosen so that the releases are equal exactly
+    (:func:`dpclaims.papers.dpvim.exact.corollary_gap`); its certified bracket decides
+    (read as exact to 2^-64), the float search is shown as an estimate. Without
+    ``certify``: the search alone (a counterexample refutes; otherwise ``inconclusive``).
+    ``plant``: a planted variant whose g~_s reads the clipped data sum instead of the
+    release (must be refuted).
     """
     claim = CLAIMS["corollary31"]
     tol = 1e-12
@@ -210,6 +262,22 @@ def check_corollary31(max_examples: int = 150, seed: int = 0) -> list[Verdict]:
                                 max_examples=max_examples, seed=seed)
         ev = {"max_relative_gap": res.max_ratio * tol, "tolerance": tol,
               "examples": res.n_examples}
+        if certify:
+            gap = exact.corollary_gap(seed, variant, plant=plant)
+            out.append(_exact_identity_verdict(
+                claim, reading, gap,
+                quantity=("largest relative gap between the aligned g~_s of two data sets "
+                          "whose released g~_m are equal (exact arithmetic)"),
+                what=(f"Algorithm {1 if variant == 'aligned' else 2} lines 2-5 in interval "
+                      "arithmetic (logistic regression, mean field, softplus), the second "
+                      "noise draw psi2 = psi + (S1 - S2) / (sigma_DP C) enclosed")
+                     + (" [planted: g~_s from the clipped data sum]" if plant else ""),
+                search=(f"The floating-point search ({res.n_examples} pairs) saw a largest "
+                        f"relative gap {ev['max_relative_gap']:.1e} (its tolerance {tol:g})"),
+                estimate=Estimate(ev["max_relative_gap"], "largest floating-point relative "
+                                  "gap of the search"),
+                evidence=ev, seed=seed))
+            continue
         if res.violated:
             context = ("Two data sets with the same released g~_m gave different g~_s: the "
                        "scale update reads the data.")
