@@ -35,7 +35,10 @@ evaluated at a midpoint.
 For identities, :func:`identity_gap` evaluates both sides at given points in interval
 arithmetic at high precision and returns a certified bracket on the largest (relative)
 gap; :class:`Dual` (forward-mode automatic differentiation over intervals) gives exact
-derivatives, enclosed, for identities between gradients.
+derivatives, enclosed, for identities between gradients. The bracket is on the largest
+gap over those points only: for an identity claimed for every input it is a certified
+lower bound (it can refute), never an upper bound over the inputs not evaluated (a
+universal identity needs a proof, e.g. ``dpclaims.papers.dpvim.exact``'s sympy one).
 
 Nothing here decides a claim: the results are numbers with what was computed
 (:meth:`SupBound.source`); the verdict kernel decides (``dpclaims.claims.kernel``).
