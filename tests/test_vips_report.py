@@ -36,12 +36,14 @@ def test_known_answers(vips_smoke):
     # the log moment as printed is right only with sigma as the absolute std
     assert v[("vips/log-moment-gaussian", "sigma-absolute")]["verdict"] == "holds"
     assert v[("vips/log-moment-gaussian", "sigma-multiplier")]["verdict"] == "refuted"
-    # BLR's bounds are valid (and loose): no property test may find a violation, and a
-    # search without one certifies nothing (inconclusive, never holds)
+    # BLR's bounds are valid (and loose): no property test may find a violation; the
+    # search alone certifies nothing, the interval branch and bound gives the upper end
+    # (issue 38), so they hold; alg2 keeps the searches' brackets (inconclusive)
     for (cid, _), x in v.items():
         if cid == "vips/blr-sensitivity":
-            assert x["verdict"] == "inconclusive" and x["evidence"]["max_ratio"] <= 1
+            assert x["verdict"] == "holds" and x["evidence"]["max_ratio"] <= 1
             assert "No counterexample" in x["sentence"]
+            assert "interval branch and bound" in x["evidence"]["basis"]["upper"]["source"]
     assert v[("vips/alg2-noise-calibration", "BLR")]["verdict"] == "inconclusive"
     assert any(cid == "vips/eps-lda" for cid, _ in v)
 

@@ -38,6 +38,7 @@ from dpclaims.claims.kernel import (
     Bound,
     Claimed,
     Estimate,
+    best_lower,
     decide,
     not_checkable,
     undecided,
@@ -103,27 +104,38 @@ def mean_bounds(interval: MeanInterval, source: str = "") -> tuple[Bound | None,
 def search_verdict(claim: Claim, reading: str, res: SensitivityCheck, *, quantity: str,
                    pairs: str, context: str = "", evidence: dict | None = None,
                    seed: int | None = None, budget: str | None = None,
-                   text_reading: bool | None = None) -> Verdict:
+                   text_reading: bool | None = None, upper: Bound | None = None,
+                   lower: Bound | None = None) -> Verdict:
     """The verdict of a claimed bound (``quantity <= res.claimed``) tested by a search.
 
     Every pair tried is real, so the largest distance seen, less its rounding allowance
     (:attr:`SensitivityCheck.max_certified_ratio`), is a certified lower bound: above the
-    claim (a violation) it refutes; otherwise no upper bound exists and the verdict is
-    inconclusive, with the search's size. ``pairs`` describes what was searched
-    ("300 replace-one pairs around `data`").
+    claim (a violation) it refutes; otherwise, without ``upper``, no upper bound exists
+    and the verdict is inconclusive, with the search's size. ``pairs`` describes what was
+    searched ("300 replace-one pairs around `data`").
+
+    ``upper`` (and ``lower``): certified bounds on the same quantity from another tool
+    (an interval branch and bound over the record domain,
+    :mod:`dpclaims.analysis.enclosures`): the bracket is the larger of the two lower
+    ends and ``upper``, so the claim can hold.
     """
     claimed = Claimed(quantity, res.claimed)
     # every pair tried is a real pair: the largest distance, less its rounding allowance,
     # is a certified lower bound (at least the shrunk counterexample's)
-    lower = Bound(res.claimed * res.max_certified_ratio,
+    found = Bound(res.claimed * res.max_certified_ratio,
                   f"the largest distance among {res.n_examples} {pairs} (rounding allowance "
                   "deducted" + ("; a shrunk counterexample is in the evidence)" if res.violated
                                 else ")"), basis="exact")
+    if lower is not None or upper is not None:
+        evidence = {**(evidence or {}), "search_lower": found.to_dict()}
+    lower = best_lower(found, lower)
     text = context
     if not res.violated:
-        text = (f"No counterexample in {res.n_examples} {pairs}: a search refutes a bound "
-                f"but cannot certify one. {context}").strip()
-    return decide(claim, reading, claimed, lower=lower, upper=None, context=text,
+        text = (f"No counterexample in {res.n_examples} {pairs}"
+                + (": a search refutes a bound but cannot certify one." if upper is None
+                   else " (the search's lower end).")
+                + f" {context}").strip()
+    return decide(claim, reading, claimed, lower=lower, upper=upper, context=text,
                   evidence=evidence, seed=seed, budget=budget, text_reading=text_reading)
 
 

@@ -5,12 +5,14 @@ checked against the reference implementation :mod:`dpclaims.families.dpvi.dpvi`;
 verdict comes from the verdict kernel (:mod:`dpclaims.claims.kernel`):
 
 ``dpvim/aligned-identity``
-    Prop. 3.1 / eq. (11) (and eq. (20), full rank): property test, finite differences of
-    the single-sample ELBO (a counterexample refutes; a search without one is
-    inconclusive).
+    Prop. 3.1 / eq. (11) (and eq. (20), full rank): a sympy proof for every input (log
+    joint and transform undefined functions; :mod:`dpclaims.papers.dpvim.exact`) decides
+    holds; a wrong identity is refuted by an interval evaluation at a point; the
+    finite-difference search on the reference ELBO is shown as an estimate.
 ``dpvim/corollary31-no-extra-cost``
     Cor. 3.1: the aligned g~_s is a data-independent function of the released g~_m (two
-    data sets forced to the same release give the same g~_s); a search, as above.
+    data sets forced to the same release give the same g~_s): Algorithms 1-2 lines 4-5
+    proved symbolically, as above; the search on ``dp_step`` shown as an estimate.
 ``dpvim/alg2-release-sensitivity``
     Alg. 2 line 4: sensitivity of the release, both readings of the printed sum; a search.
 ``dpvim/thm31-variance-reduction``
@@ -64,6 +66,7 @@ from dpclaims.families.dpvi.dpvi import (
     elbo_single_sample,
     fisher_blocks,
 )
+from dpclaims.papers.dpvim import exact
 from dpclaims.papers.dpvim.catalogue import BUDGETS as DPVIM_BUDGETS
 from dpclaims.papers.dpvim.catalogue import CLAIMS
 from dpclaims.papers.dpvim.privacy_numbers import DPVIM_PAPER, ENTRIES
@@ -124,13 +127,22 @@ def identity_discrepancy(example, identity=None) -> float:
 FD_TOLERANCE = 1e-5
 
 
-def check_aligned_identity(max_examples: int = 200, seed: int = 0) -> list[Verdict]:
+def check_aligned_identity(max_examples: int = 200, seed: int = 0, certify: bool = True,
+                           factor: float = 1.0) -> list[Verdict]:
     """``dpvim/aligned-identity``: eq. (11) (mean field) and eq. (20) (full rank).
 
     A hypothesis search for an example where the finite-difference g_s and the identity
-    differ by more than :data:`FD_TOLERANCE` (relative). A counterexample refutes; a search
-    without one certifies nothing, so the verdict is then ``inconclusive``
-    (:func:`~dpclaims.claims.checks.bounds.search_verdict`).
+    differ by more than :data:`FD_TOLERANCE` (relative), and (``certify``) the identity
+    proved symbolically for every input
+    (:func:`dpclaims.papers.dpvim.exact.prove_aligned_identity`): the relative gap is
+    claimed to be 0; a proof gives 0 at both ends (holds); a non-zero symbolic difference
+    sends the check to the interval evaluation at points drawn from the seed
+    (:func:`dpclaims.papers.dpvim.exact.aligned_identity_gap`), whose certified lower end
+    refutes when above 0 (:func:`_symbolic_verdict`). The search is shown beside it as an
+    estimate. Without ``certify`` the search decides alone (a counterexample refutes; otherwise
+    ``inconclusive``, :func:`~dpclaims.claims.checks.bounds.search_verdict`), as before
+    issue 38. ``factor`` multiplies the identity's data term (1: the paper's; another
+    value plants a wrong identity).
     """
     claim = CLAIMS["aligned-identity"]
     out = []
@@ -143,16 +155,80 @@ def check_aligned_identity(max_examples: int = 200, seed: int = 0) -> list[Verdi
               "transforms": "softplus and exp"}
         if res.violated:
             ev["counterexample_relative_gap"] = res.counterexample_ratio * FD_TOLERANCE
-        out.append(search_verdict(
-            claim, reading, res,
-            quantity="relative gap between the finite-difference g_s (central, h = 1e-5) and "
-                     "J(eta) g_m + grad H(q)",
-            pairs="hypothesis examples (data, xi, eta; logistic and linear regression; "
-                  "softplus and exp)",
-            context=(f"Largest relative gap seen {ev['max_relative_gap']:.2g} (tolerance "
-                     f"{FD_TOLERANCE:g}, the finite differences' own error)."),
+        if not certify:
+            out.append(search_verdict(
+                claim, reading, res,
+                quantity="relative gap between the finite-difference g_s (central, h = 1e-5) "
+                         "and J(eta) g_m + grad H(q)",
+                pairs="hypothesis examples (data, xi, eta; logistic and linear regression; "
+                      "softplus and exp)",
+                context=(f"Largest relative gap seen {ev['max_relative_gap']:.2g} (tolerance "
+                         f"{FD_TOLERANCE:g}, the finite differences' own error)."),
+                evidence=ev, seed=seed))
+            continue
+        proof = exact.prove_aligned_identity(full_rank, factor=factor)
+        params = "m_q, a_q" if full_rank else "m_q, s_q"
+        out.append(_symbolic_verdict(
+            claim, reading, proof,
+            lambda full_rank=full_rank: exact.aligned_identity_gap(seed, full_rank,
+                                                                   factor=factor),
+            quantity=("largest relative gap |g_s - (J(eta) g_m + grad H(q))| / (1 + |g_s| + "
+                      "|rhs|) over every input, exact derivatives"),
+            proved=(f"sympy: the difference of the two sides simplifies to 0 for every "
+                    f"{params}, eta and every differentiable log joint f and transform T "
+                    f"(d = 1, 2, 3; every d by the one-coordinate lemma)"),
+            point=("the exact gradients of the single-sample ELBO (eq. 5 with theta of eq. "
+                   f"{'19' if full_rank else '6'}) by forward-mode differentiation over "
+                   "intervals"),
+            scope=("The symbolic proof is in full for d <= 3; for every d it rests on a "
+                   "one-coordinate lemma (proved with the log joint, the transform and the "
+                   "entropy undefined) and on eq. " + ("19's" if full_rank else "6's")
+                   + " structure, each scale parameter entering one coordinate of theta "
+                   "(a coordinate-wise chain rule, the same for every d)."),
+            search=(f"The finite-difference search on the reference implementation "
+                    f"({res.n_examples} hypothesis examples, h = 1e-5) saw a largest "
+                    f"relative gap {ev['max_relative_gap']:.2g} (its own tolerance "
+                    f"{FD_TOLERANCE:g})" + (
+                        "; it found a finite-difference counterexample, which is not a "
+                        "certificate on the exact identity" if res.violated else "")),
+            estimate=Estimate(ev["max_relative_gap"], "largest finite-difference relative "
+                              "gap of the reference implementation (h = 1e-5)"),
             evidence=ev, seed=seed))
     return out
+
+
+def _symbolic_verdict(claim, reading, proof, point_gap, *, quantity, proved, point, scope,
+                      search, estimate, evidence, seed) -> Verdict:
+    """The verdict of a universal identity, claimed exact (relative gap <= 0).
+
+    Holds: ``proof`` (:class:`~dpclaims.papers.dpvim.exact.SymbolicResult`) shows the
+    difference of the two sides is the zero expression for every input, so the gap is 0
+    at both ends (exact). Otherwise ``point_gap()`` (a
+    :class:`~dpclaims.analysis.enclosures.GapBound` at points drawn from the seed) gives
+    the lower end: a point whose gap is certified above 0 refutes; there is no upper end
+    (a bound at finitely many points says nothing about the others). The floating-point
+    search is shown as an estimate."""
+    ev = {**evidence, "symbolic": proof.to_dict()}
+    claimed = Claimed(quantity, 0.0, Direction.AT_MOST)
+    if proof.proved:
+        bound = Bound(0.0, proved, basis="exact")
+        return decide(claim, reading, claimed, lower=bound, upper=bound,
+                      context=(f"{proof.statement}: proved symbolically ({len(proof.residuals)} "
+                               f"instances, every difference 0). {scope} {search}."),
+                      estimates=[estimate], evidence=ev, seed=seed)
+    gap = point_gap()
+    label, residual = proof.first_nonzero()
+    ev["exact_gap"] = gap.to_dict()
+    lower = Bound(gap.lower, f"{point}, both sides enclosed at {gap.precision} bits at "
+                  f"{gap.points} points drawn from the seed (mpmath iv)", basis="exact")
+    if len(residual) > 160:
+        residual = residual[:157] + "..."
+    return decide(claim, reading, claimed, lower=lower, upper=None,
+                  context=(f"{proof.statement}: sympy leaves a non-zero difference ({label}: "
+                           f"{residual}); the interval evaluation at {gap.points} points "
+                           f"encloses the largest gap in [{gap.lower:.3g}, {gap.upper:.3g}], "
+                           f"a lower bound only. {search}."),
+                  estimates=[estimate], evidence=ev, seed=seed)
 
 
 @st.composite
@@ -194,12 +270,21 @@ def corollary_discrepancy(example) -> float:
     return float(max(gap_s, gap_release) / scale)
 
 
-def check_corollary31(max_examples: int = 150, seed: int = 0) -> list[Verdict]:
+def check_corollary31(max_examples: int = 150, seed: int = 0, certify: bool = True,
+                      plant: bool = False) -> list[Verdict]:
     """``dpvim/corollary31-no-extra-cost`` for Algorithms 1 and 2.
 
     A hypothesis search for two data sets forced to the same release g~_m whose aligned
-    g~_s differ (relative gap > 1e-12): a counterexample refutes; without one the search
-    certifies nothing (``inconclusive``, :func:`~dpclaims.claims.checks.bounds.search_verdict`).
+    g~_s differ (relative gap > 1e-12, floating point, on ``dp_step``), and (``certify``)
+    Algorithms 1 and 2 lines 4-5 transcribed in sympy: two data sets whose releases are
+    equal give aligned g~_s whose difference simplifies to 0
+    (:func:`dpclaims.papers.dpvim.exact.prove_corollary31`; holds, the gap 0 at both
+    ends); a non-zero difference sends the check to the interval transcription at points
+    drawn from the seed (:func:`dpclaims.papers.dpvim.exact.corollary_gap`), whose
+    certified lower end refutes. The float search is shown as an estimate. Without
+    ``certify``: the search alone (a counterexample refutes; otherwise ``inconclusive``).
+    ``plant``: a planted variant whose g~_s reads the clipped data sum instead of the
+    release (must be refuted).
     """
     claim = CLAIMS["corollary31"]
     tol = 1e-12
@@ -210,6 +295,35 @@ def check_corollary31(max_examples: int = 150, seed: int = 0) -> list[Verdict]:
                                 max_examples=max_examples, seed=seed)
         ev = {"max_relative_gap": res.max_ratio * tol, "tolerance": tol,
               "examples": res.n_examples}
+        if certify:
+            proof = exact.prove_corollary31(variant, plant=plant)
+            alg = 1 if variant == "aligned" else 2
+            out.append(_symbolic_verdict(
+                claim, reading, proof,
+                lambda variant=variant: exact.corollary_gap(seed, variant, plant=plant),
+                quantity=("largest relative gap between the aligned g~_s of two data sets "
+                          "whose released g~_m are equal, over every input"),
+                proved=(f"sympy: Algorithm {alg} lines 4-5 as printed (lines 2-3 folded into "
+                        "the clipped sum S), two data sets with equal releases: the "
+                        "difference of their g~_s simplifies to 0 for every S, psi, eta, "
+                        "s_q, sigma_DP, C and transform T (d = 1, 2, 3; every d "
+                        "coordinate-wise)"),
+                point=(f"Algorithm {alg} lines 2-5 in interval arithmetic (logistic "
+                       "regression, mean field, softplus), the second noise draw psi2 = psi "
+                       "+ (S1 - S2) / (sigma_DP C) enclosed")
+                      + (" [planted: g~_s from the clipped data sum]" if plant else ""),
+                scope=("This proves the property of the algorithm as transcribed from the "
+                       "paper's lines 4-5, in full for d <= 3 and for every d "
+                       "coordinate-wise (line 5 acts coordinate by coordinate); the "
+                       "library's dp_step (floating point) is exercised by the search "
+                       "below, an estimate."),
+                search=(f"The floating-point search on dp_step ({res.n_examples} pairs) saw a "
+                        f"largest relative gap {ev['max_relative_gap']:.1e} (its tolerance "
+                        f"{tol:g})"),
+                estimate=Estimate(ev["max_relative_gap"], "largest floating-point relative "
+                                  "gap of the search on dp_step"),
+                evidence=ev, seed=seed))
+            continue
         if res.violated:
             context = ("Two data sets with the same released g~_m gave different g~_s: the "
                        "scale update reads the data.")

@@ -38,6 +38,7 @@ from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, deci
 from dpclaims.families.vips.blr import blr_statistics
 from dpclaims.families.vips.sbn import init_sbn_params
 from dpclaims.families.vips.step import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
+from dpclaims.papers.vips import certified
 from dpclaims.papers.vips.catalogue import CLAIMS, READINGS
 from dpclaims.papers.vips.checks_blr_sbn import check_blr_accuracy, check_sbn_accuracy
 from dpclaims.papers.vips.checks_lda import check_lda_accuracy
@@ -180,9 +181,20 @@ def _blr_change(example):
     return a1 - b1, a2 - b2, len(y)
 
 
-def check_blr_sensitivity(budget_examples: int, seed: int) -> list[Verdict]:
-    """eqs. 22, 23 (per coordinate) and 57, 59 (L2) on BLR's statistics, one search each."""
+def check_blr_sensitivity(budget_examples: int, seed: int,
+                          certify: bool = True) -> list[Verdict]:
+    """eqs. 22, 23 (per coordinate) and 57, 59 (L2) on BLR's statistics, one search each.
+
+    The searches give certified lower bounds (real pairs). With ``certify``, eq. 22's and
+    eqs. 57 / 59's brackets also get a certified upper end: an interval branch and bound
+    over the record domain (:mod:`dpclaims.papers.vips.certified`, reduced exactly to
+    <= 5 dimensions for every d), whose own lower end (a real pair, enclosed) joins the
+    search's. The upper end is added to the same bracket (the same quantity, another
+    tool), so these readings can hold. eq. 23 keeps the search alone (not part of this
+    change; the same computation would certify it, since the ratios do not depend on N).
+    """
     out = []
+    cert = _blr_certified() if certify else None
 
     def percoord(ex):
         d1, d2, s = _blr_change(ex)
@@ -193,9 +205,10 @@ def check_blr_sensitivity(budget_examples: int, seed: int) -> list[Verdict]:
     res = check_sensitivity(blr_pairs(), percoord, 1.0, max_examples=budget_examples, seed=seed)
     for key in ("eq22", "eq23"):
         records = "N = S (a full batch)" if key == "eq22" else "a minibatch of S"
+        bounds = cert["eq22"] if cert is not None and key == "eq22" else None
         out.append(_sens_verdict(CLAIMS[key], "BLR statistics, per coordinate", res,
                                  f"per-coordinate change over (2/|D|) max|<s_l>| for {records}",
-                                 seed))
+                                 seed, certified=bounds))
     for name, idx, bound in (("s1 (eq. 57: 2/S)", 0, lambda s: 2 / s),
                              ("s2 (eq. 59: 1/(2S))", 1, lambda s: 1 / (2 * s)),
                              ("joint (hypot of both)", 2, lambda s: np.hypot(2 / s, 1 / (2 * s)))):
@@ -206,16 +219,55 @@ def check_blr_sensitivity(budget_examples: int, seed: int) -> list[Verdict]:
             return dist / bound(s)
 
         r = check_sensitivity(blr_pairs(), ratio, 1.0, max_examples=budget_examples, seed=seed)
+        bounds = None if cert is None else cert[("s1", "s2", "joint")[idx]]
         out.append(_sens_verdict(CLAIMS["blr"], name, r, "L2 change over the stated bound",
-                                 seed, tight={0: 0.5, 1: np.sqrt(2) / 2}.get(idx)))
+                                 seed, tight={0: 0.5, 1: np.sqrt(2) / 2}.get(idx),
+                                 certified=bounds))
     return out
 
 
-def _sens_verdict(claim, reading, res, what, seed, tight=None, context="") -> Verdict:
+def _blr_certified(max_boxes: int = certified.MAX_BOXES) -> dict:
+    """{"eq22": [SupBound per part], "s1" | "s2" | "joint": [SupBound]}: the branch and
+    bound brackets of :mod:`dpclaims.papers.vips.certified` (ratios to the claimed bounds,
+    the paper's 2/N and 1/(2N))."""
+    per = certified.per_coordinate_ratio(max_boxes=max_boxes)
+    l2 = certified.l2_ratios(max_boxes=max_boxes)
+    return {"eq22": list(per.values()), "s1": [l2["s1"]], "s2": [l2["s2"]],
+            "joint": [l2["joint"]]}
+
+
+def _certified_ends(parts) -> tuple[Bound, Bound, dict]:
+    """(lower, upper, evidence) of the maximum of several branch and bound brackets: the
+    largest lower end and the largest upper end (the ratio is the maximum of the parts)."""
+    low = max(parts, key=lambda p: p.lower)
+    high = max(parts, key=lambda p: p.upper)
+    boxes = sum(p.boxes for p in parts)
+    what = "; ".join(p.what for p in parts)
+    source = (f"interval branch and bound over the record domain ({what}), {boxes} boxes, "
+              f"mpmath iv at {high.precision} bits, stopped: "
+              f"{', '.join(sorted({p.stopped for p in parts}))}")
+    lower = Bound(low.lower, f"a real pair of records enclosed at {low.precision} bits "
+                  f"({low.what}: {list(low.argmax)}, labels {low.label})", basis="exact")
+    return lower, Bound(high.upper, source, basis="exact"), {
+        "branch_and_bound": [p.to_dict() for p in parts]}
+
+
+def _sens_verdict(claim, reading, res, what, seed, tight=None, context="",
+                  certified=None) -> Verdict:
     """The verdict of one sensitivity search (:func:`~dpclaims.claims.checks.bounds.
-    search_verdict`): a counterexample refutes; no counterexample is ``inconclusive``."""
+    search_verdict`): a counterexample refutes; no counterexample is ``inconclusive``
+    unless ``certified`` (SupBounds of the same ratio, :func:`_certified_ends`) gives the
+    bracket a certified upper end."""
     ev = {"what": what, "max_ratio": res.max_ratio, "n_examples": res.n_examples,
           "violated": res.violated}
+    lower = upper = None
+    if certified is not None:
+        lower, upper, more = _certified_ends(certified)
+        ev.update(more)
+        ev["reduction"] = ("exact reduction to <= 5 dimensions for every d "
+                           "(dpclaims.papers.vips.certified): <xi> free in [0, 1/4], the norms "
+                           "through (||x||, ||x'||, cos angle), a coordinate through its range "
+                           "over the unit ball")
     if tight is not None:
         ev["analytic_supremum_of_ratio"] = tight
     if res.violated:
@@ -224,7 +276,7 @@ def _sens_verdict(claim, reading, res, what, seed, tight=None, context="") -> Ve
              if tight is not None and tight < 0.99 else "")
     text = (f"Largest ratio seen {res.max_ratio:.4g} ({reading}).{loose} {context}").strip()
     return search_verdict(claim, reading, res, quantity=what, pairs="replace-one pairs",
-                          context=text, evidence=ev, seed=seed)
+                          context=text, evidence=ev, seed=seed, lower=lower, upper=upper)
 
 
 def lda_pairs(clip_fraction: float = 0.1):
@@ -319,10 +371,12 @@ def check_alg2_calibration(blr: list[Verdict], lda: list[Verdict],
     """
     claim = CLAIMS["alg2"]
     out = []
+    # the searches' brackets only: the certified upper ends that decide vips/blr-sensitivity
+    # (issue 38) are not carried into this claim, whose check is the property tests
     for model, vs in (("BLR", [v for v in blr if v.claim.id == "vips/blr-sensitivity"]),
                       ("LDA", lda[:1]), ("SBN", sbn)):
         ratios = {v.reading: v.evidence["max_ratio"] for v in vs}
-        parts = [_part_of(v) for v in vs]
+        parts = [_part_of(v, search_only=True) for v in vs]
         out.append(decide_all(
             claim, model, parts,
             context=(f"For {model}, the stated Delta against the released vector's L2 change "
@@ -332,8 +386,10 @@ def check_alg2_calibration(blr: list[Verdict], lda: list[Verdict],
     return out
 
 
-def _part_of(v: Verdict) -> Part:
-    """The bracket of a kernel verdict (its ``basis``) as a :class:`Part`."""
+def _part_of(v: Verdict, search_only: bool = False) -> Part:
+    """The bracket of a kernel verdict (its ``basis``) as a :class:`Part`; with
+    ``search_only`` the search's own lower end only (the evidence's ``max_ratio`` less
+    nothing: the basis lower end when no branch and bound joined it) and no upper end."""
     basis = v.evidence["basis"]
     c = basis["claimed"]
 
@@ -341,9 +397,12 @@ def _part_of(v: Verdict) -> Part:
         return None if b is None else Bound(float(b["value"]), b["source"], b["confidence"],
                                             basis=b["basis"], proves=b.get("proves"))
 
+    lower, upper = bound(basis["lower"]), bound(basis["upper"])
+    if search_only:
+        lower = bound(v.evidence.get("search_lower", basis["lower"]))
+        upper = None
     return Part(v.reading, Claimed(c["quantity"], float(c["value"]), c["direction"],
-                                   c["printed"]),
-                lower=bound(basis["lower"]), upper=bound(basis["upper"]))
+                                   c["printed"]), lower=lower, upper=upper)
 
 
 # --------------------------------------------------------------------------- audits
