@@ -158,9 +158,11 @@ def _as_paper(obj, where: str) -> Paper:
 def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
     """``paper.run(ctx)``, checked against the interface: a PaperResult-shaped tuple of
     Verdicts of claims ``paper`` declares, sections with a title and text, and JSON-able
-    ``meta`` and evidence; verdicts without a budget get ctx's. A ``SystemExit`` raised
-    by ``run`` (a plugin calling ``sys.exit``) is an error of the paper, not a way to end
-    dpclaims.
+    ``meta`` and evidence. Each verdict is stamped (:meth:`Verdict.stamped
+    <dpclaims.claims.core.Verdict.stamped>`) with ctx's budget name when it names none
+    and ctx's root seed when its check named no seed (a child seed, or None from a check
+    that draws nothing at random, is kept). A ``SystemExit`` raised by ``run`` (a plugin
+    calling ``sys.exit``) is an error of the paper, not a way to end dpclaims.
 
     Raises
     ------
@@ -185,10 +187,8 @@ def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
     problem = interface_problem(paper, verdicts, sections, meta, timings)
     if problem:
         raise error(f"paper {paper.id!r}: {problem}")
-    for v in verdicts:
-        if v.budget is None:
-            v.budget = ctx.budget.name
-    return PaperResult(list(verdicts), list(sections), dict(meta), dict(timings))
+    verdicts = [v.stamped(seed=ctx.seed, budget=ctx.budget.name) for v in verdicts]
+    return PaperResult(verdicts, list(sections), dict(meta), dict(timings))
 
 
 def interface_problem(paper: Paper, verdicts, sections, meta, timings) -> str | None:
@@ -371,5 +371,5 @@ def with_every_declared_claim(papers: Sequence[Paper], verdicts_of: Sequence[lis
                 out.append(not_checkable(
                     c, NO_VERDICT_READING,
                     f"a verdict: paper {p.id!r} declares this claim but its run() returned "
-                    "no verdict for it (a bug in the paper)", budget=budget))
+                    "no verdict for it (a bug in the paper)", seed=None, budget=budget))
     return out

@@ -555,7 +555,7 @@ def check_eq12(seed: int = 0) -> list[Verdict]:
                  f"|eta_j T' g_m,j| < 2 sigma_q,j |g_m,j| therefore holds with probability "
                  f"{p_two:.1%}; the conclusion that the data part of g_s is small is "
                  "unaffected."),
-        evidence=ev)]
+        evidence=ev, seed=None)]
     parts = []
     for name in ("softplus", "exp"):
         tv, tp = t[name]
@@ -571,7 +571,7 @@ def check_eq12(seed: int = 0) -> list[Verdict]:
                  f"{gaps['softplus']:.2e} for softplus, {gaps['exp']:.2e} for exp (equality). "
                  "A grid can refute the inequality but not certify it for every s; App. C's "
                  "argument (log x <= x - 1) is not a computation."),
-        evidence=ev))
+        evidence=ev, seed=None))
     return out
 
 
@@ -793,7 +793,7 @@ def check_adult_steps() -> list[Verdict]:
                    lower=Bound(float(steps), source, basis="exact"),
                    upper=Bound(float(steps), source, basis="exact"),
                    context=f"4000 epochs x 1/0.01 steps per epoch = {float(steps):,.0f} steps.",
-                   evidence={"steps": float(steps)})]
+                   evidence={"steps": float(steps)}, seed=None)]
 
 
 def check_theory(budget: dict, seed: int) -> list[Verdict]:
@@ -898,8 +898,6 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
                                              f"the first {len(entries)} of {len(ENTRIES)}"),
                            "none: not run")
-    for x in verdicts:
-        x.budget = budget_name
     sections = [{"title": "DPVIm: traces, coverage, error against epsilon (reduced size)",
                  "text": ("Reduced-size reproduction; the sizes are in each verdict's "
                           f"evidence. Fig. 5 data: {note}."), "figures": figs}] if figs else []

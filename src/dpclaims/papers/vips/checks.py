@@ -137,7 +137,7 @@ def check_log_moment(n_records: int = 39_074, sigma: float = 1.0,
                     0.0, Direction.EQUALS),
             lower=Bound(float(gap), source, basis="exact"),
             upper=Bound(float(gap), source, basis="exact"),
-            context=context, evidence=ev))
+            context=context, evidence=ev, seed=None))
     return out
 
 
@@ -328,7 +328,7 @@ def check_alg2_calibration(blr: list[Verdict], lda: list[Verdict],
             context=(f"For {model}, the stated Delta against the released vector's L2 change "
                      f"in the property tests (largest ratios "
                      f"{', '.join(f'{k}: {r:.3g}' for k, r in ratios.items())})."),
-            evidence={"max_ratios": ratios}))
+            evidence={"max_ratios": ratios}, seed=None))
     return out
 
 
@@ -489,8 +489,6 @@ def run_vips_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
                                              f"the first {len(entries)} of {len(ENTRIES)}"),
                            "none: not run")
-    for v in verdicts:
-        v.budget = budget_name
     sections = [{"title": title, "text": ("Reduced-size reproduction; the sizes are in each "
                                           "verdict's evidence."), "figures": list(figs)}
                 for title, figs in (("LDA: held-out perplexity per iteration (Fig. 3)", lda_figs),
