@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dpclaims.claims.core import Claim, InputError, Verdict
+from dpclaims.claims.core import CheckTimer, Claim, InputError, Verdict
 
 #: The budgets every paper defines, in increasing effort. ``smoke`` exists for tests
 #: (every check runs, small); ``quick`` takes minutes on 2 cores; ``standard`` and
@@ -91,10 +91,9 @@ class RunContext:
         Processes the paper may use for independent checks.
     client : dask.distributed.Client or None
         The Dask cluster of ``dpclaims audit --scheduler`` (None: run locally). A paper
-        passes it to :class:`~dpclaims.claims.core.CheckTimer` (its started checks run
-        on the cluster) and to :func:`~dpclaims.audits.core.audit` (its trial blocks
-        do); checks must give the same values either way. Never pass it into a check
-        that itself runs on the cluster.
+        passes it to :func:`~dpclaims.audits.core.audit` (its trial blocks run there);
+        checks must give the same values either way. Never pass it into a check that
+        itself runs on the cluster.
     companions : frozenset of str
         The ids of the other papers in the same run (``--paper all``): a paper whose
         claims another paper of the run also checks may leave them to it.
@@ -103,6 +102,12 @@ class RunContext:
         the claims they select. Empty: every claim. A paper skips the checks of claims
         not selected by asking :meth:`wants`; one that does not ask still runs them all,
         and the runner drops the verdicts not selected.
+    timer : CheckTimer
+        The check runner (:class:`~dpclaims.claims.core.CheckTimer`) with ``progress``,
+        ``workers`` and ``client``: ``ctx.timer(name, fn)`` runs a check here, announced
+        and timed; ``ctx.timer.start(name, fn)`` beside the others (a second process, or
+        the Dask cluster). ``ctx.timer.timings`` is the result's ``timings``. Built from
+        the fields above when not given; the runner closes it after ``run``.
     """
 
     budget: Budget
@@ -114,6 +119,12 @@ class RunContext:
     client: object = None
     companions: frozenset = frozenset()
     selection: tuple[str, ...] = ()
+    timer: CheckTimer = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.timer is None:
+            object.__setattr__(self, "timer",
+                               CheckTimer(self.progress, self.workers, self.client))
 
     def wants(self, *claim_ids: str) -> bool:
         """Whether a check that gives verdicts of ``claim_ids`` is needed: True without a

@@ -175,7 +175,8 @@ def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
     # a broken interface is the plugin author's input error, or a bug of dpclaims' own
     error = RuntimeError if _ours(getattr(paper.run, "__module__", "")) else InputError
     try:
-        result = paper.run(ctx)
+        with ctx.timer:  # no check a paper started is left behind
+            result = paper.run(ctx)
     except SystemExit as exc:
         raise error(f"paper {paper.id!r}: run() called sys.exit({exc.code!r}); a paper "
                     "reports through its verdicts and must not end the process") from None

@@ -42,7 +42,7 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 from dpclaims.analysis.intervals import clopper_pearson
-from dpclaims.claims import CheckTimer, Verdict, ran_on
+from dpclaims.claims import Verdict, ran_on
 from dpclaims.claims.checks.bounds import search_verdict
 from dpclaims.claims.kernel import (
     Bound,
@@ -53,6 +53,7 @@ from dpclaims.claims.kernel import (
     decide,
     decide_all,
 )
+from dpclaims.claims.paper import PaperResult, RunContext
 from dpclaims.families.dpvi.dpvi import (
     FullRank,
     LinearRegression,
@@ -842,14 +843,18 @@ def load_dpvim_adult(data_dir):
                "`dpclaims data fetch adult` or --data-dir)")
 
 
-def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
-                    out_dir=None, include_catalogue: bool = True, client=None):
-    """Every DPVIm check; returns (verdicts, sections, meta, timings) like the other papers.
+def run_dpvim_audit(ctx: RunContext) -> PaperResult:
+    """Every DPVIm check at ``ctx.budget`` (the paper's ``run``), through ``ctx.timer``.
 
-    ``budget``: a :class:`~dpclaims.papers.dpvim.catalogue.DpvimBudget`; ``client``: a
-    Dask client (``--scheduler``) on whose cluster the empirical audit's trial blocks
-    run (the same verdicts). Raises InputError for a data folder without Adult.
+    ``ctx.budget``: a :class:`~dpclaims.papers.dpvim.catalogue.DpvimBudget`;
+    ``ctx.client``: a Dask client (``--scheduler``) on whose cluster the empirical audit's
+    trial blocks run (the same verdicts); the reported epsilons are left to the
+    ``accounting`` paper when it runs beside (``ctx.companions``). Raises InputError for
+    a data folder without Adult.
     """
+    budget, seed, data_dir, out_dir, client = (ctx.budget, ctx.seed, ctx.data_dir,
+                                               ctx.out_dir, ctx.client)
+    include_catalogue = "accounting" not in ctx.companions
 
     from dpclaims.claims import InputError
     from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
@@ -865,7 +870,7 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
     budget_name = budget.name
     b = budget.values()
     verdicts, figs = [], []
-    timed = CheckTimer(tick)
+    timed = ctx.timer
     timings = timed.timings
 
     synthetic = "none: synthetic data drawn from the seed"
@@ -881,7 +886,7 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         data, note = load_dpvim_adult(data_dir)
     except (FileNotFoundError, ValueError) as exc:
         raise InputError(str(exc)) from exc
-    for reading in b["clip_readings"]:
+    for reading in budget.clip_readings:
         res = timed(f"Fig. 5 runs ({reading})", lambda r=reading: run_adult(data, b, seed, r))
         v, f = check_adult(res, seed, out_dir)
         for x in v:
@@ -889,10 +894,10 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         verdicts += ran_on(v, note)
         figs += f
     verdicts += ran_on(timed("empirical audit", lambda: check_empirical_audit(
-        b["audit_trials"], seed, client=client)),
+        budget.audit_trials, seed, client=client)),
         "none: worst-case neighbouring datasets chosen by the audit")
     if include_catalogue:
-        entries = list(ENTRIES)[: b["catalogue"]]
+        entries = list(ENTRIES)[: budget.catalogue]
         verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
                            "no records: the paper's reported privacy parameters")
         verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
@@ -903,4 +908,4 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
                           f"evidence. Fig. 5 data: {note}."), "figures": figs}] if figs else []
     meta = {"paper": "dpvim", "seed": seed, "budget": budget_name,
             "budget_values": {k: list(v) if isinstance(v, tuple) else v for k, v in b.items()}}
-    return verdicts, sections, meta, timings
+    return PaperResult(verdicts, sections, meta, timings)
