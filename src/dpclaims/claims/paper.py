@@ -51,14 +51,50 @@ class Budget:
                 for k, v in {"name": self.name, **self.values()}.items()}
 
 
+@dataclass(frozen=True)
+class Section:
+    """A report section a paper adds beside its verdicts (a frozen value).
+
+    Attributes
+    ----------
+    title : str
+        Non-empty; in a run of several papers the runner prefixes the paper's id.
+    text : str, optional
+        Markdown-ish paragraphs.
+    table : dict, optional
+        ``{"columns": [...], "rows": [[...], ...]}``.
+    figures : sequence of str, optional
+        File names of figures in the run's output folder.
+
+    :meth:`to_dict` is the section as report and results.json read it: the keys in the
+    order title, text, table, figures, each only when given. The runner takes a plain
+    dict of that shape as well.
+    """
+
+    title: str
+    text: str | None = None
+    table: Mapping[str, Any] | None = None
+    figures: Sequence[str] | None = None
+
+    __hash__ = None  # a table is a dict: compared, never hashed
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"title": self.title}
+        for key in ("text", "table", "figures"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value) if key == "figures" else value
+        return out
+
+
 class PaperResult(NamedTuple):
     """What a paper's ``run`` returns.
 
     verdicts : list of Verdict
         Every verdict, each of a claim declared in ``Paper.claims``.
-    sections : list of dict
-        Report sections (``{"title", "text", "figures"?, "table"?}``), see
-        :mod:`dpclaims.reports.render`.
+    sections : list of Section or dict
+        Report sections (:class:`Section`, or its :meth:`~Section.to_dict` shape
+        ``{"title", "text", "figures"?, "table"?}``), see :mod:`dpclaims.reports.render`.
     meta : dict
         JSON-able facts of the run that the seed determines (sizes, data used).
     timings : dict
@@ -66,7 +102,7 @@ class PaperResult(NamedTuple):
     """
 
     verdicts: list[Verdict]
-    sections: list[dict]
+    sections: list[Section | dict]
     meta: dict
     timings: dict
 
