@@ -12,7 +12,7 @@ import pytest
 
 from dpclaims.analysis.accounting import KINDS
 from dpclaims.claims.checks.privacy_numbers import check_reported
-from dpclaims.papers.accounting import catalogue, run_accounting_audit
+from dpclaims.papers.accounting import catalogue, catalogue_report
 from dpclaims.papers.dpsep.checks import honest_epsilon
 
 PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
@@ -161,8 +161,8 @@ def test_logic_real_sampling_shuffle_refutes_a_poisson_accounting():
     assert real > true
 
 
-def test_run_accounting_audit_makes_a_report_table():
-    verdicts, sections, meta, _ = run_accounting_audit(
+def test_catalogue_report_makes_a_report_table():
+    verdicts, sections, meta, _ = catalogue_report(
         entries=[ENTRIES["vips/eps-stroke-1"], replace(BASE, reported_epsilon=5.0)])
     assert [v.verdict for v in verdicts] == ["not-checkable", "holds"]
     assert len(sections[0]["table"]["rows"]) == 2 and meta["entries"] == 2

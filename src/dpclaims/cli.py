@@ -315,7 +315,8 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite,
         }
         paths = write_report(staging, title=f"dpclaims audit: {label}", meta=meta,
                              verdicts=verdicts, sections=sections, run_info=run_info,
-                             captions={k: v for p in papers for k, v in p.captions.items()})
+                             captions={k: v for p in papers for k, v in p.captions.items()},
+                             seed=seed)
     paths = {k: staged.out / Path(v).name for k, v in paths.items()}
     _earned(exit_code(verdicts))  # a closed stdout from here on ends with this code
     _print_summary(f"{label}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
@@ -813,7 +814,8 @@ def _run_check(work, seed, out_dir, overwrite, run_extra):
                     "python": platform.python_version(), **run_extra,
                     "total seconds": round(time.perf_counter() - t0, 1)}
         paths = write_report(staging, title=f"dpclaims {title}", meta=meta,
-                             verdicts=verdicts, sections=sections, run_info=run_info)
+                             verdicts=verdicts, sections=sections, run_info=run_info,
+                             seed=seed)
     paths = {k: staged.out / Path(v).name for k, v in paths.items()}
     _earned(exit_code(verdicts))  # a closed stdout from here on ends with this code
     _print_summary(f"{name}: claims and verdicts (seed {seed})", verdicts, paths,

@@ -24,6 +24,7 @@ verdict is computed by the check, never typed in:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pickle
 import time
@@ -180,20 +181,42 @@ class Claim:
             object.__setattr__(self, "kind", ClaimKind(self.kind).value)
 
 
-@dataclass
+class _RunSeed(Enum):
+    """The seed of a verdict whose check names none (:data:`RUN_SEED`)."""
+
+    RUN = "the run's root seed"
+
+    def __repr__(self) -> str:
+        return "RUN_SEED"
+
+
+#: A verdict's ``seed`` when its check does not name one (the kernel's default): the
+#: run's root seed, stamped by the runner (:meth:`Verdict.stamped`); ``None`` in
+#: :meth:`Verdict.to_dict` until then. A check that draws nothing at random says
+#: ``seed=None``; one that draws from a seed of its own (a child seed) names it.
+RUN_SEED = _RunSeed.RUN
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """The outcome of a check of ``claim`` under one ``reading``.
+    """The outcome of a check of ``claim`` under one ``reading`` (a frozen value).
 
     ``evidence`` holds the numbers (JSON-able), ``sentence`` what a reviewer reads,
     ``certificate`` whether the deciding number is a certificate (vs an estimate).
+    ``seed``: the seed the check drew from; :data:`RUN_SEED` (the default) until the
+    runner stamps the run's root seed, None for a check that draws nothing at random.
+    ``budget``: the budget's name, None until the runner stamps it.
     ``data`` names the data the check ran on ("UCI kin8nm, the paper's data, from
     ~/.cache/dpclaims/uci", "statsmodels fair (embedded stand-in)", "none: synthetic
-    inputs from the seed"); None when the check did not say (:func:`ran_on` sets it).
+    inputs from the seed"); None when the check did not say (:func:`ran_on` stamps it).
     ``text_reading`` is False for a reading that is not the paper's (a
     :class:`Reading` of kind CORRECTION or STRONGER_THREAT_MODEL): such a reading
     never decides a claim's headline verdict (:func:`~dpclaims.claims.headline`).
     Left as None it is the reading's declared kind (:func:`reading_kind`; a plain
     ``str`` is a reading of the paper's text).
+
+    A verdict is never changed: :meth:`stamped` gives a copy with what is missing
+    filled in.
     """
 
     claim: Claim
@@ -201,7 +224,7 @@ class Verdict:
     verdict: str
     sentence: str
     evidence: dict = field(default_factory=dict)
-    seed: int | None = None
+    seed: int | None = RUN_SEED
     budget: str | None = None
     certificate: bool = False
     figures: list[str] = field(default_factory=list)
@@ -212,7 +235,21 @@ class Verdict:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if self.text_reading is None:
-            self.text_reading = reading_kind(self.reading) is ReadingKind.TEXT
+            object.__setattr__(self, "text_reading",
+                               reading_kind(self.reading) is ReadingKind.TEXT)
+
+    __hash__ = None  # a value with a dict and a list inside: compared, never hashed
+
+    def stamped(self, *, seed: int | None = None, budget: str | None = None,
+                data: str | None = None) -> Verdict:
+        """This verdict with what it does not say yet filled in (the runner's stamp):
+        ``seed`` when its seed is :data:`RUN_SEED`, ``budget`` and ``data`` when they are
+        None. What the check said itself (a child seed, "no seed", its own data) is
+        kept. Returns ``self`` when nothing changes."""
+        changes = {k: v for k, v, missing in (
+            ("seed", seed, self.seed is RUN_SEED), ("budget", budget, self.budget is None),
+            ("data", data, self.data is None)) if missing and v is not None}
+        return dataclasses.replace(self, **changes) if changes else self
 
     def to_dict(self) -> dict:
         return {
@@ -226,7 +263,7 @@ class Verdict:
             "verdict": self.verdict,
             "sentence": self.sentence,
             "certificate": self.certificate,
-            "seed": self.seed,
+            "seed": None if self.seed is RUN_SEED else self.seed,
             "budget": self.budget,
             "figures": list(self.figures),
             "text_reading": self.text_reading,
@@ -257,8 +294,9 @@ def to_jsonable(obj):
 
 
 def ran_on(verdicts, data: str) -> list:
-    """``verdicts`` with ``data`` set on each that does not name its data yet (the list
-    itself, changed in place, for chaining: ``verdicts += ran_on(check(...), "...")``).
+    """A new list of ``verdicts``, each that does not name its data yet stamped with
+    ``data`` (:meth:`Verdict.stamped`); for chaining: ``verdicts += ran_on(check(...),
+    "...")``.
 
     Raises
     ------
@@ -267,10 +305,7 @@ def ran_on(verdicts, data: str) -> list:
     """
     if not isinstance(data, str) or not data.strip():
         raise ValueError(f"ran_on needs the data named, got {data!r}")
-    for v in verdicts:
-        if v.data is None:
-            v.data = data
-    return verdicts
+    return [v.stamped(data=data) for v in verdicts]
 
 
 class CheckTimer:

@@ -57,7 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from dpclaims.claims.core import Claim, Verdict
+from dpclaims.claims.core import RUN_SEED, Claim, Verdict
 
 
 class Direction(str, Enum):
@@ -453,7 +453,7 @@ def judge(claimed: Claimed, lower: Bound | None = None, upper: Bound | None = No
 def decide(claim: Claim, reading: str, claimed: Claimed, *, lower: Bound | None = None,
            upper: Bound | None = None, context: str = "",
            estimates: Sequence[Estimate] = (), evidence: dict | None = None,
-           seed: int | None = None, budget: str | None = None,
+           seed: int | None = RUN_SEED, budget: str | None = None,
            figures: Sequence[str] = (), text_reading: bool | None = None) -> Verdict:
     """The verdict of ``claim`` under ``reading`` from a certified bracket (module rule).
 
@@ -498,7 +498,7 @@ class Part:
 
 
 def decide_all(claim: Claim, reading: str, parts: Sequence[Part], *, context: str = "",
-               evidence: dict | None = None, seed: int | None = None,
+               evidence: dict | None = None, seed: int | None = RUN_SEED,
                budget: str | None = None, figures: Sequence[str] = (),
                text_reading: bool | None = None) -> Verdict:
     """One verdict for a claim that must hold in every part (every configuration, every
@@ -542,7 +542,7 @@ def decide_all(claim: Claim, reading: str, parts: Sequence[Part], *, context: st
 def decide_by_tests(claim: Claim, reading: str, statement: str, *, p_holds: float | None,
                     p_refutes: float | None, level: float, test: str, context: str = "",
                     estimates: Sequence[Estimate] = (), evidence: dict | None = None,
-                    seed: int | None = None, budget: str | None = None,
+                    seed: int | None = RUN_SEED, budget: str | None = None,
                     figures: Sequence[str] = (), text_reading: bool | None = None) -> Verdict:
     """The verdict of a claim decided by two one-sided hypothesis tests at ``level``.
 
@@ -600,7 +600,7 @@ def decide_by_tests(claim: Claim, reading: str, statement: str, *, p_holds: floa
 
 
 def not_checkable(claim: Claim, reading: str, missing: str | Sequence[str], *,
-                  context: str = "", evidence: dict | None = None, seed: int | None = None,
+                  context: str = "", evidence: dict | None = None, seed: int | None = RUN_SEED,
                   budget: str | None = None, text_reading: bool | None = None) -> Verdict:
     """Nothing was checked: ``missing`` names what the check needs and does not have.
 
@@ -621,7 +621,7 @@ def not_checkable(claim: Claim, reading: str, missing: str | Sequence[str], *,
 
 def undecided(claim: Claim, reading: str, reason: str, *, context: str = "",
               estimates: Sequence[Estimate] = (), evidence: dict | None = None,
-              seed: int | None = None, budget: str | None = None,
+              seed: int | None = RUN_SEED, budget: str | None = None,
               figures: Sequence[str] = (), text_reading: bool | None = None) -> Verdict:
     """Inconclusive for a stated ``reason`` when the check ran but produced no bound
     that could decide (e.g. an audit too small to certify anything)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dpclaims.claims.core import Claim, InputError, Verdict
+from dpclaims.claims.core import CheckTimer, Claim, InputError, Verdict
 
 #: The budgets every paper defines, in increasing effort. ``smoke`` exists for tests
 #: (every check runs, small); ``quick`` takes minutes on 2 cores; ``standard`` and
@@ -51,14 +51,50 @@ class Budget:
                 for k, v in {"name": self.name, **self.values()}.items()}
 
 
+@dataclass(frozen=True)
+class Section:
+    """A report section a paper adds beside its verdicts (a frozen value).
+
+    Attributes
+    ----------
+    title : str
+        Non-empty; in a run of several papers the runner prefixes the paper's id.
+    text : str, optional
+        Markdown-ish paragraphs.
+    table : dict, optional
+        ``{"columns": [...], "rows": [[...], ...]}``.
+    figures : sequence of str, optional
+        File names of figures in the run's output folder.
+
+    :meth:`to_dict` is the section as report and results.json read it: the keys in the
+    order title, text, table, figures, each only when given. The runner takes a plain
+    dict of that shape as well.
+    """
+
+    title: str
+    text: str | None = None
+    table: Mapping[str, Any] | None = None
+    figures: Sequence[str] | None = None
+
+    __hash__ = None  # a table is a dict: compared, never hashed
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"title": self.title}
+        for key in ("text", "table", "figures"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value) if key == "figures" else value
+        return out
+
+
 class PaperResult(NamedTuple):
     """What a paper's ``run`` returns.
 
     verdicts : list of Verdict
         Every verdict, each of a claim declared in ``Paper.claims``.
-    sections : list of dict
-        Report sections (``{"title", "text", "figures"?, "table"?}``), see
-        :mod:`dpclaims.reports.render`.
+    sections : list of Section or dict
+        Report sections (:class:`Section`, or its :meth:`~Section.to_dict` shape
+        ``{"title", "text", "figures"?, "table"?}``), see :mod:`dpclaims.reports.render`.
     meta : dict
         JSON-able facts of the run that the seed determines (sizes, data used).
     timings : dict
@@ -66,7 +102,7 @@ class PaperResult(NamedTuple):
     """
 
     verdicts: list[Verdict]
-    sections: list[dict]
+    sections: list[Section | dict]
     meta: dict
     timings: dict
 
@@ -91,10 +127,9 @@ class RunContext:
         Processes the paper may use for independent checks.
     client : dask.distributed.Client or None
         The Dask cluster of ``dpclaims audit --scheduler`` (None: run locally). A paper
-        passes it to :class:`~dpclaims.claims.core.CheckTimer` (its started checks run
-        on the cluster) and to :func:`~dpclaims.audits.core.audit` (its trial blocks
-        do); checks must give the same values either way. Never pass it into a check
-        that itself runs on the cluster.
+        passes it to :func:`~dpclaims.audits.core.audit` (its trial blocks run there);
+        checks must give the same values either way. Never pass it into a check that
+        itself runs on the cluster.
     companions : frozenset of str
         The ids of the other papers in the same run (``--paper all``): a paper whose
         claims another paper of the run also checks may leave them to it.
@@ -103,6 +138,12 @@ class RunContext:
         the claims they select. Empty: every claim. A paper skips the checks of claims
         not selected by asking :meth:`wants`; one that does not ask still runs them all,
         and the runner drops the verdicts not selected.
+    timer : CheckTimer
+        The check runner (:class:`~dpclaims.claims.core.CheckTimer`) with ``progress``,
+        ``workers`` and ``client``: ``ctx.timer(name, fn)`` runs a check here, announced
+        and timed; ``ctx.timer.start(name, fn)`` beside the others (a second process, or
+        the Dask cluster). ``ctx.timer.timings`` is the result's ``timings``. Built from
+        the fields above when not given; the runner closes it after ``run``.
     """
 
     budget: Budget
@@ -114,6 +155,12 @@ class RunContext:
     client: object = None
     companions: frozenset = frozenset()
     selection: tuple[str, ...] = ()
+    timer: CheckTimer = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.timer is None:
+            object.__setattr__(self, "timer",
+                               CheckTimer(self.progress, self.workers, self.client))
 
     def wants(self, *claim_ids: str) -> bool:
         """Whether a check that gives verdicts of ``claim_ids`` is needed: True without a

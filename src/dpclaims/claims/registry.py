@@ -21,7 +21,7 @@ from typing import NamedTuple
 from dpclaims import ENTRY_POINT_GROUP, paper_ids  # noqa: F401  (defined with the package)
 from dpclaims.claims.core import CheckTimer, InputError, Verdict, to_jsonable
 from dpclaims.claims.kernel import not_checkable
-from dpclaims.claims.paper import Paper, PaperResult, RunContext, claim_selected
+from dpclaims.claims.paper import Paper, PaperResult, RunContext, Section, claim_selected
 from dpclaims.claims.user_code import load_object, register_source
 
 
@@ -157,10 +157,13 @@ def _as_paper(obj, where: str) -> Paper:
 
 def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
     """``paper.run(ctx)``, checked against the interface: a PaperResult-shaped tuple of
-    Verdicts of claims ``paper`` declares, sections with a title and text, and JSON-able
-    ``meta`` and evidence; verdicts without a budget get ctx's. A ``SystemExit`` raised
-    by ``run`` (a plugin calling ``sys.exit``) is an error of the paper, not a way to end
-    dpclaims.
+    Verdicts of claims ``paper`` declares, sections (Section values, turned into their
+    dicts, or dicts) with a title, and JSON-able ``meta`` and evidence. Each verdict is
+    stamped (:meth:`Verdict.stamped <dpclaims.claims.core.Verdict.stamped>`) with ctx's
+    budget name when it names none and ctx's root seed when its check named no seed (a
+    child seed, or None from a check that draws nothing at random, is kept). A
+    ``SystemExit`` raised by ``run`` (a plugin calling ``sys.exit``) is an error of the
+    paper, not a way to end dpclaims.
 
     Raises
     ------
@@ -173,7 +176,8 @@ def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
     # a broken interface is the plugin author's input error, or a bug of dpclaims' own
     error = RuntimeError if _ours(getattr(paper.run, "__module__", "")) else InputError
     try:
-        result = paper.run(ctx)
+        with ctx.timer:  # no check a paper started is left behind
+            result = paper.run(ctx)
     except SystemExit as exc:
         raise error(f"paper {paper.id!r}: run() called sys.exit({exc.code!r}); a paper "
                     "reports through its verdicts and must not end the process") from None
@@ -182,13 +186,13 @@ def run_paper(paper: Paper, ctx: RunContext) -> PaperResult:
     except (TypeError, ValueError):
         raise error(f"paper {paper.id!r}: run must return (verdicts, sections, meta, "
                          f"timings), got {type(result).__name__}") from None
+    if isinstance(sections, (list, tuple)):  # Section values as the report reads them
+        sections = [s.to_dict() if isinstance(s, Section) else s for s in sections]
     problem = interface_problem(paper, verdicts, sections, meta, timings)
     if problem:
         raise error(f"paper {paper.id!r}: {problem}")
-    for v in verdicts:
-        if v.budget is None:
-            v.budget = ctx.budget.name
-    return PaperResult(list(verdicts), list(sections), dict(meta), dict(timings))
+    verdicts = [v.stamped(seed=ctx.seed, budget=ctx.budget.name) for v in verdicts]
+    return PaperResult(verdicts, list(sections), dict(meta), dict(timings))
 
 
 def interface_problem(paper: Paper, verdicts, sections, meta, timings) -> str | None:
@@ -371,5 +375,5 @@ def with_every_declared_claim(papers: Sequence[Paper], verdicts_of: Sequence[lis
                 out.append(not_checkable(
                     c, NO_VERDICT_READING,
                     f"a verdict: paper {p.id!r} declares this claim but its run() returned "
-                    "no verdict for it (a bug in the paper)", budget=budget))
+                    "no verdict for it (a bug in the paper)", seed=None, budget=budget))
     return out

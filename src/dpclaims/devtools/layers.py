@@ -12,7 +12,8 @@ The import directions of docs/architecture.md are the only ones allowed. Every
 4.2     ``dpclaims.claims.checks`` (the generic checks and adapters -> verdicts),
         ``dpclaims.testing`` (the checks of check-variant for a user's tests: their
         verdicts come from the kernel)
-4.3     ``dpclaims.pytest_plugin`` (the pytest plugin)
+4.3     ``dpclaims.pytest_plugin`` (the pytest plugin), ``dpclaims.plugin`` (the names a
+        paper plugin imports, loaded on first use)
 4.4     ``dpclaims.papers`` (dpclaims' own paper plugins, one package per paper: its
         catalogue, checks and experiment runners; the framework never imports them:
         they are found through the ``dpclaims.papers`` entry points)
@@ -39,7 +40,7 @@ from pathlib import Path
 
 LAYERS = {"analysis": 0, "data": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
           "families": 2.5,
-          "testing": 4.2, "pytest_plugin": 4.3, "claims": 4, "claims.checks": 4.2,
+          "testing": 4.2, "pytest_plugin": 4.3, "plugin": 4.3, "claims": 4, "claims.checks": 4.2,
           "papers": 4.4, "reports": 5, "cli": 6, "cli_data": 6,
           "cli_endings": 6}
 ROOT = Path(__file__).resolve().parents[1]

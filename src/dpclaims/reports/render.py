@@ -26,7 +26,7 @@ _BADGE = {"holds": "#1b7f3b", "refuted": "#b3261e", "inconclusive": "#8a6d00",
 
 def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
                  sections: list[dict], run_info: dict | None = None,
-                 captions: dict | None = None) -> dict:
+                 captions: dict | None = None, seed: int | None = None) -> dict:
     """Write the report files into ``out_dir`` and return their paths.
 
     ``results.json`` (layout: ``results.schema.json``, ``schema_version``; read it back
@@ -59,6 +59,8 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
     captions : dict, optional
         Shell-style pattern of a figure's file name -> its caption (the papers'
         ``Paper.captions``), shown under each figure.
+    seed : int, optional
+        The run's root seed, named in the summary line (:func:`summary_line`).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -77,7 +79,7 @@ def write_report(out_dir, *, title: str, meta: dict, verdicts: list[Verdict],
     json_path.write_text(json.dumps(to_jsonable(results), indent=1, sort_keys=False))
     info_path = out / "run_info.json"
     info_path.write_text(json.dumps(to_jsonable(run_info or {}), indent=2))
-    line = summary_line(summary, verdicts, run_info or {})
+    line = summary_line(summary, verdicts, run_info or {}, seed)
     md_path = out / "report.md"
     captions = dict(captions or {})
     shown = {**meta, **(run_info or {})}
@@ -96,17 +98,24 @@ def summarise(claims: list[dict]) -> dict:
     return {"claims": len(claims), **counts}
 
 
-def summary_line(summary: dict, verdicts: list[Verdict], run_info: dict) -> str:
+def summary_line(summary: dict, verdicts: list[Verdict], run_info: dict,
+                 seed: int | None = None) -> str:
     """One line a reviewer reads first: "17 claims: 5 refuted, 2 holds, 8 inconclusive,
-    2 not-checkable. Seed 0, budget quick; dpclaims 0.1.0, Python 3.11.7; 225 s."
-    (the parts a run does not have are left out)."""
+    2 not-checkable. Seed 0 (checks use seeds derived from it), budget quick; dpclaims
+    0.1.0, Python 3.11.7; 225 s." (the parts a run does not have are left out).
+
+    ``seed``: the run's root seed. Without it, the verdicts' seed when they all have
+    one; several are summed up as "seeds of each check", never listed (each reading
+    names its own)."""
     n = summary["claims"]
     counts = ", ".join(f"{summary[v]} {v}" for v in
                        ("refuted", "holds", "inconclusive", "not-checkable"))
-    seeds = sorted({v.seed for v in verdicts if v.seed is not None})
+    seeds = sorted({s for s in (v.to_dict()["seed"] for v in verdicts) if s is not None})
     budgets = sorted({v.budget for v in verdicts if v.budget is not None})
-    what = ", ".join(x for x in (f"seed {', '.join(map(str, seeds))}" if seeds else "",
-                                 f"budget {', '.join(budgets)}" if budgets else "") if x)
+    said = (f"seed {seed}" + (" (checks use seeds derived from it)" if seeds != [seed] else "")
+            if seed is not None else f"seed {seeds[0]}" if len(seeds) == 1
+            else "the seeds of each check" if seeds else "")
+    what = ", ".join(x for x in (said, f"budget {', '.join(budgets)}" if budgets else "") if x)
     versions = ", ".join(f"{label} {run_info[k]}" for k, label in
                          (("dpclaims", "dpclaims"), ("python", "Python")) if k in run_info)
     took = f"{run_info['total seconds']:.0f} s" if "total seconds" in run_info else ""

@@ -8,13 +8,11 @@ bs18`` checks it; nothing in dpclaims names it. Uninstalled, the same paper runs
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from bs18_expfam import checks
 from bs18_expfam.claims import CLAIMS
-from dpclaims.claims import ran_on
-from dpclaims.claims.paper import Budget, Paper, PaperResult, RunContext
+from dpclaims.plugin import Budget, Paper, PaperResult, RunContext, Section, ran_on
 
 
 @dataclass(frozen=True)
@@ -50,14 +48,7 @@ LEVELS = (0.5, 0.9)
 def run(ctx: RunContext) -> PaperResult:
     """Every check of the paper at ``ctx.budget``: (verdicts, sections, meta, timings)."""
     b, seed = ctx.budget, ctx.seed
-    timings, verdicts = {}, []
-
-    def timed(name, fn):
-        ctx.progress(name)
-        t0 = time.perf_counter()
-        value = fn()
-        timings[name] = round(time.perf_counter() - t0, 1)
-        return value
+    timed, verdicts = ctx.timer, []  # each check announced (ctx.progress) and timed
 
     s = checks.seed_of
     simulated = "simulated from the code's model (seeded)"
@@ -80,19 +71,18 @@ def run(ctx: RunContext) -> PaperResult:
         CLAIMS, b.settings, LEVELS, b.calibration_trials, b.gibbs_burnin,
         b.gibbs_iterations, seed))
     verdicts += ran_on(cal, simulated)
-    section = {
-        "title": "Coverage of the three posteriors (simulation-based calibration)",
-        "text": (f"theta ~ Beta(10, 10), s ~ Binomial(N, theta), y = s + Laplace(1 / "
-                 f"epsilon); {b.calibration_trials} trials per setting. Columns: the "
-                 "fraction of trials whose central interval contains theta."),
-        "table": {"columns": ["N", "epsilon", "level", "non-private", "naive",
-                              "noise-aware"],
-                  "rows": [[r["N"], r["epsilon"], r["level"], f"{r['non-private']:.3f}",
-                            f"{r['naive']:.3f}", f"{r['noise-aware']:.3f}"] for r in table]},
-    }
+    section = Section(
+        title="Coverage of the three posteriors (simulation-based calibration)",
+        text=(f"theta ~ Beta(10, 10), s ~ Binomial(N, theta), y = s + Laplace(1 / "
+              f"epsilon); {b.calibration_trials} trials per setting. Columns: the "
+              "fraction of trials whose central interval contains theta."),
+        table={"columns": ["N", "epsilon", "level", "non-private", "naive", "noise-aware"],
+               "rows": [[r["N"], r["epsilon"], r["level"], f"{r['non-private']:.3f}",
+                         f"{r['naive']:.3f}", f"{r['noise-aware']:.3f}"] for r in table]},
+    )
     meta = {"paper": "bs18", "seed": seed, "budget": b.to_dict(),
             "data": "statsmodels fair (the audit); simulated from the code's model (the rest)"}
-    return PaperResult(verdicts, [section], meta, timings)
+    return PaperResult(verdicts, [section], meta, timed.timings)
 
 
 PAPER = Paper(

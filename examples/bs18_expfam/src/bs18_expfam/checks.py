@@ -12,13 +12,25 @@ import numpy as np
 
 from bs18_expfam import model
 from bs18_expfam.claims import ADD_REMOVE, REPLACE_ONE
-from dpclaims.analysis.accounting import account_event
-from dpclaims.analysis.intervals import clopper_pearson
-from dpclaims.analysis.seeds import rng_for, seed_sequence
-from dpclaims.audits import PrivacyClaim, add_one, audit
-from dpclaims.claims import Reading, ReadingKind
-from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds
-from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
+from dpclaims.plugin import (
+    Bound,
+    Claimed,
+    Direction,
+    Part,
+    PrivacyClaim,
+    Reading,
+    ReadingKind,
+    account_event,
+    add_one,
+    audit,
+    audit_verdict,
+    clopper_pearson,
+    decide,
+    decide_all,
+    epsilon_bounds,
+    rng_for,
+    seed_sequence,
+)
 
 EPSILON = 0.1  # driver.py: epsilon = .1
 CODE_N = 1000  # driver.py: N = 1e3

@@ -12,7 +12,7 @@ in the code, file by file.
 
 from __future__ import annotations
 
-from dpclaims.claims import Claim, Reading, ReadingKind
+from dpclaims.plugin import Claim, Reading, ReadingKind
 
 PAPER = ("Bernstein & Sheldon, NeurIPS 2018 (abstract, Sec. 1) and its code release "
          "gbernstein6/private_bayesian_expfam@4cd61ab")

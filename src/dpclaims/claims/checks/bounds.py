@@ -33,7 +33,7 @@ import math
 from dpclaims.analysis import accounting as acc
 from dpclaims.analysis.mean_bounds import MeanInterval
 from dpclaims.audits.core import AuditResult, epsilon_lower_bound
-from dpclaims.claims.core import Claim, Verdict
+from dpclaims.claims.core import RUN_SEED, Claim, Verdict
 from dpclaims.claims.kernel import (
     Bound,
     Claimed,
@@ -103,7 +103,7 @@ def mean_bounds(interval: MeanInterval, source: str = "") -> tuple[Bound | None,
 
 def search_verdict(claim: Claim, reading: str, res: SensitivityCheck, *, quantity: str,
                    pairs: str, context: str = "", evidence: dict | None = None,
-                   seed: int | None = None, budget: str | None = None,
+                   seed: int | None = RUN_SEED, budget: str | None = None,
                    text_reading: bool | None = None, upper: Bound | None = None,
                    lower: Bound | None = None) -> Verdict:
     """The verdict of a claimed bound (``quantity <= res.claimed``) tested by a search.
@@ -148,7 +148,7 @@ def audit_capacity(r: AuditResult) -> float:
 
 def audit_verdict(claim: Claim, reading: str, r: AuditResult, *, quantity: str = "epsilon",
                   source: str = "", context: str = "", evidence: dict | None = None,
-                  seed: int | None = None, budget: str | None = None,
+                  seed: int | None = RUN_SEED, budget: str | None = None,
                   figures=(), text_reading: bool | None = None) -> Verdict:
     """The verdict of a privacy claim from an audit's certificate (module docstring).
 

@@ -430,5 +430,5 @@ def not_run_at_budget(entries, budget: str, taken: str) -> list[Verdict]:
     return [not_checkable(
         e.claim(), "as reported",
         f"a run at a larger budget: budget {budget} recomputes {taken}; quick, standard and "
-        "full recompute every reported epsilon", budget=budget) for e in entries]
+        "full recompute every reported epsilon", seed=None, budget=budget) for e in entries]
 

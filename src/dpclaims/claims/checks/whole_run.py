@@ -259,8 +259,7 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
             tick("accounting of the whole run")
             v = accounting_check(alg, seed)
             if v is not None:
-                v.claim = replace(v.claim, location="user algorithm")
-                verdicts.append(v)
+                verdicts.append(replace(v, claim=replace(v.claim, location="user algorithm")))
         verdicts += check_performed_sampling(alg, seed)
         tick("whole-run audit")
         v, w = check_whole_run_audit(alg, budget.n_trials, budget.alpha, seed, budget.workers)

@@ -45,14 +45,17 @@ def _claims():
     return tuple(e.claim() for e in catalogue())
 
 
-def _run(ctx: RunContext) -> PaperResult:
+def run_accounting_audit(ctx: RunContext) -> PaperResult:
+    """The catalogue's entries that ``ctx.budget`` takes and ``ctx.wants`` (the paper's
+    ``run``): :func:`catalogue_report` of them, and a not-checkable verdict for each entry
+    the budget does not take."""
     from dpclaims.claims import ran_on
     from dpclaims.claims.checks.privacy_numbers import not_run_at_budget
 
     # a --claim selection recomputes only the entries it selects (the others are dropped)
     taken = [e for e in _entries(ctx.budget) if ctx.wants(e.id)]
-    verdicts, sections, meta, timings = run_accounting_audit(ctx.seed, ctx.progress,
-                                                             entries=taken)
+    verdicts, sections, meta, timings = catalogue_report(ctx.seed, ctx.progress,
+                                                         entries=taken)
     ids = {e.id for e in _entries(ctx.budget)}
     skipped = [e for e in catalogue() if e.id not in ids and ctx.wants(e.id)]
     per = ctx.budget.entries_per_paper
@@ -62,7 +65,7 @@ def _run(ctx: RunContext) -> PaperResult:
     return PaperResult(verdicts, sections, meta, timings)
 
 
-def run_accounting_audit(seed: int = 0, tick=lambda name: None, entries=None):
+def catalogue_report(seed: int = 0, tick=lambda name: None, entries=None):
     """The catalogue as a report: (verdicts, sections, meta, timings) like the paper audits.
 
     ``entries`` defaults to the whole :func:`catalogue` (about 3 minutes on 2 cores: the
@@ -112,7 +115,7 @@ PAPER = Paper(
     texts=("dpsep_full_v0.txt", "vips.txt", "dpvim.txt"),
     claims=_claims(),
     budgets=BUDGETS,
-    run=_run,
+    run=run_accounting_audit,
     summary=("every reported (epsilon, delta) of the three papers against every "
              "accountant (deterministic; --budget smoke takes one entry per paper)"),
     order=40,

@@ -15,9 +15,7 @@ from dpclaims.papers.dpsep.captions import CAPTIONS
 def _run(ctx: RunContext) -> PaperResult:
     from dpclaims.papers.dpsep.checks import run_dpsep_audit
 
-    return PaperResult(*run_dpsep_audit(ctx.budget, ctx.seed, ctx.out_dir, ctx.data_dir,
-                                        ctx.progress, ctx.workers, ctx.client,
-                                        wants=ctx.wants))
+    return run_dpsep_audit(ctx)
 
 
 PAPER = Paper(

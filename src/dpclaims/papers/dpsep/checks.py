@@ -39,9 +39,10 @@ from dpclaims.analysis.gaussian import (
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
 from dpclaims.analysis.seeds import rng_for
 from dpclaims.audits.core import audit
-from dpclaims.claims import CheckTimer, InputError, Verdict, ran_on
+from dpclaims.claims import InputError, Verdict, ran_on
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds
 from dpclaims.claims.kernel import Bound, Claimed, Part, decide_all
+from dpclaims.claims.paper import PaperResult, RunContext
 from dpclaims.data.datasets import (
     RegressionData,
     absent_datasets,
@@ -658,29 +659,29 @@ def _ms(summary) -> str:
 
 
 # --------------------------------------------------------------------------- driver
-def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
-                    workers: int = 1, client=None, wants=lambda *claim_ids: True):
-    """Run every DP-SEP check; return (verdicts, sections, meta, timings).
+def run_dpsep_audit(ctx: RunContext) -> PaperResult:
+    """Run every DP-SEP check at ``ctx.budget`` (the paper's ``run``).
 
-    ``wants(*claim_ids)`` (:meth:`~dpclaims.claims.paper.RunContext.wants`, a ``--claim``
-    selection) says whether a check whose verdicts are of those claims runs; a check
-    that is skipped gives no verdict and no section (the reference runs, a section of
-    no claim, run only without a selection).
+    ``ctx.wants(*claim_ids)`` (a ``--claim`` selection) says whether a check whose
+    verdicts are of those claims runs; a check that is skipped gives no verdict and no
+    section (the reference runs, a section of no claim, run only without a selection).
 
     ``meta`` is determined by the seed; ``timings`` (seconds per check) is not.
 
-    ``progress(step_name)`` is called before each check (for the CLI's progress bar).
-    With ``workers`` > 1 the Prop. 2 accounting and the reference runs (the two longest
+    The checks run through ``ctx.timer`` (announced with ``ctx.progress``). With
+    ``ctx.workers`` > 1 the Prop. 2 accounting and the reference runs (the two longest
     single-process checks) run in forked processes beside the others; every check
     draws from its own seed and the results are assembled in the same order, so
     results.json is byte-identical whatever ``workers`` is (tested). With a Dask
     ``client`` (``--scheduler``) those two checks, the configurations of the Thm. 4.1
     grid and the empirical audit's trial blocks run as tasks on its cluster instead, with
     the same results (tested); the other checks run here.
-    ``budget``: a :class:`~dpclaims.papers.dpsep.catalogue.Budget`. Raises InputError (a
-    ValueError) for a missing or malformed data folder or file; any other exception is a
-    bug, not bad input.
+    ``ctx.budget``: a :class:`~dpclaims.papers.dpsep.catalogue.Budget`. Raises InputError
+    (a ValueError) for a missing or malformed data folder or file; any other exception is
+    a bug, not bad input.
     """
+    budget, seed, data_dir, client, wants = (ctx.budget, ctx.seed, ctx.data_dir, ctx.client,
+                                             ctx.wants)
     from dpclaims.papers.dpsep.checks_bnn import check_bnn
     from dpclaims.papers.dpsep.checks_tables import (
         paper_tables_section,
@@ -689,9 +690,9 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
     )
     from dpclaims.papers.dpsep.checks_thm41 import check_thm41_study
 
-    out = Path(out_dir)
+    out = Path(ctx.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    timed = CheckTimer(progress, workers, client)
+    timed = ctx.timer
     timings = timed.timings
     try:
         probit_data, linear_data = load_inputs(data_dir)
@@ -767,4 +768,4 @@ def run_dpsep_audit(budget, seed: int, out_dir, data_dir=None, progress=None,
         "paper": PAPER, "budget": asdict(budget), "seed": seed,
         "data": f"probit: {probit_data.source}; linear: {linear_data.source}",
     }
-    return verdicts, sections, meta, timings
+    return PaperResult(verdicts, sections, meta, timings)

@@ -44,7 +44,7 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 from dpclaims.analysis.intervals import clopper_pearson
-from dpclaims.claims import CheckTimer, Verdict, ran_on
+from dpclaims.claims import Verdict, ran_on
 from dpclaims.claims.checks.bounds import search_verdict
 from dpclaims.claims.kernel import (
     Bound,
@@ -55,6 +55,7 @@ from dpclaims.claims.kernel import (
     decide,
     decide_all,
 )
+from dpclaims.claims.paper import PaperResult, RunContext
 from dpclaims.families.dpvi.dpvi import (
     FullRank,
     LinearRegression,
@@ -669,7 +670,7 @@ def check_eq12(seed: int = 0) -> list[Verdict]:
                  f"|eta_j T' g_m,j| < 2 sigma_q,j |g_m,j| therefore holds with probability "
                  f"{p_two:.1%}; the conclusion that the data part of g_s is small is "
                  "unaffected."),
-        evidence=ev)]
+        evidence=ev, seed=None)]
     parts = []
     for name in ("softplus", "exp"):
         tv, tp = t[name]
@@ -685,7 +686,7 @@ def check_eq12(seed: int = 0) -> list[Verdict]:
                  f"{gaps['softplus']:.2e} for softplus, {gaps['exp']:.2e} for exp (equality). "
                  "A grid can refute the inequality but not certify it for every s; App. C's "
                  "argument (log x <= x - 1) is not a computation."),
-        evidence=ev))
+        evidence=ev, seed=None))
     return out
 
 
@@ -907,7 +908,7 @@ def check_adult_steps() -> list[Verdict]:
                    lower=Bound(float(steps), source, basis="exact"),
                    upper=Bound(float(steps), source, basis="exact"),
                    context=f"4000 epochs x 1/0.01 steps per epoch = {float(steps):,.0f} steps.",
-                   evidence={"steps": float(steps)})]
+                   evidence={"steps": float(steps)}, seed=None)]
 
 
 def check_theory(budget: dict, seed: int) -> list[Verdict]:
@@ -956,14 +957,18 @@ def load_dpvim_adult(data_dir):
                "`dpclaims data fetch adult` or --data-dir)")
 
 
-def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
-                    out_dir=None, include_catalogue: bool = True, client=None):
-    """Every DPVIm check; returns (verdicts, sections, meta, timings) like the other papers.
+def run_dpvim_audit(ctx: RunContext) -> PaperResult:
+    """Every DPVIm check at ``ctx.budget`` (the paper's ``run``), through ``ctx.timer``.
 
-    ``budget``: a :class:`~dpclaims.papers.dpvim.catalogue.DpvimBudget`; ``client``: a
-    Dask client (``--scheduler``) on whose cluster the empirical audit's trial blocks
-    run (the same verdicts). Raises InputError for a data folder without Adult.
+    ``ctx.budget``: a :class:`~dpclaims.papers.dpvim.catalogue.DpvimBudget`;
+    ``ctx.client``: a Dask client (``--scheduler``) on whose cluster the empirical audit's
+    trial blocks run (the same verdicts); the reported epsilons are left to the
+    ``accounting`` paper when it runs beside (``ctx.companions``). Raises InputError for
+    a data folder without Adult.
     """
+    budget, seed, data_dir, out_dir, client = (ctx.budget, ctx.seed, ctx.data_dir,
+                                               ctx.out_dir, ctx.client)
+    include_catalogue = "accounting" not in ctx.companions
 
     from dpclaims.claims import InputError
     from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
@@ -979,7 +984,7 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
     budget_name = budget.name
     b = budget.values()
     verdicts, figs = [], []
-    timed = CheckTimer(tick)
+    timed = ctx.timer
     timings = timed.timings
 
     synthetic = "none: synthetic data drawn from the seed"
@@ -995,7 +1000,7 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         data, note = load_dpvim_adult(data_dir)
     except (FileNotFoundError, ValueError) as exc:
         raise InputError(str(exc)) from exc
-    for reading in b["clip_readings"]:
+    for reading in budget.clip_readings:
         res = timed(f"Fig. 5 runs ({reading})", lambda r=reading: run_adult(data, b, seed, r))
         v, f = check_adult(res, seed, out_dir)
         for x in v:
@@ -1003,20 +1008,18 @@ def run_dpvim_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         verdicts += ran_on(v, note)
         figs += f
     verdicts += ran_on(timed("empirical audit", lambda: check_empirical_audit(
-        b["audit_trials"], seed, client=client)),
+        budget.audit_trials, seed, client=client)),
         "none: worst-case neighbouring datasets chosen by the audit")
     if include_catalogue:
-        entries = list(ENTRIES)[: b["catalogue"]]
+        entries = list(ENTRIES)[: budget.catalogue]
         verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
                            "no records: the paper's reported privacy parameters")
         verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
                                              f"the first {len(entries)} of {len(ENTRIES)}"),
                            "none: not run")
-    for x in verdicts:
-        x.budget = budget_name
     sections = [{"title": "DPVIm: traces, coverage, error against epsilon (reduced size)",
                  "text": ("Reduced-size reproduction; the sizes are in each verdict's "
                           f"evidence. Fig. 5 data: {note}."), "figures": figs}] if figs else []
     meta = {"paper": "dpvim", "seed": seed, "budget": budget_name,
             "budget_values": {k: list(v) if isinstance(v, tuple) else v for k, v in b.items()}}
-    return verdicts, sections, meta, timings
+    return PaperResult(verdicts, sections, meta, timings)

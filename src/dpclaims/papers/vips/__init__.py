@@ -17,9 +17,7 @@ from dpclaims.papers.vips.privacy_numbers import ENTRIES
 def _run(ctx: RunContext) -> PaperResult:
     from dpclaims.papers.vips.checks import run_vips_audit
 
-    return PaperResult(*run_vips_audit(
-        ctx.budget, ctx.seed, ctx.progress, data_dir=ctx.data_dir, out_dir=ctx.out_dir,
-        include_catalogue="accounting" not in ctx.companions, client=ctx.client))
+    return run_vips_audit(ctx)
 
 
 PAPER = Paper(

@@ -28,10 +28,11 @@ from dpclaims.audits.mechanism import (
     replace_one,
     replace_record,
 )
-from dpclaims.claims import CheckTimer, Verdict, ran_on
+from dpclaims.claims import Verdict, ran_on
 from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
 from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
 from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
+from dpclaims.claims.paper import PaperResult, RunContext
 
 # Imported eagerly: hypothesis mixes literal constants of every loaded module into its
 # draws, so a module first imported during a search would change the next search.
@@ -138,7 +139,7 @@ def check_log_moment(n_records: int = 39_074, sigma: float = 1.0,
                     0.0, Direction.EQUALS),
             lower=Bound(float(gap), source, basis="exact"),
             upper=Bound(float(gap), source, basis="exact"),
-            context=context, evidence=ev))
+            context=context, evidence=ev, seed=None))
     return out
 
 
@@ -382,7 +383,7 @@ def check_alg2_calibration(blr: list[Verdict], lda: list[Verdict],
             context=(f"For {model}, the stated Delta against the released vector's L2 change "
                      f"in the property tests (largest ratios "
                      f"{', '.join(f'{k}: {r:.3g}' for k, r in ratios.items())})."),
-            evidence={"max_ratios": ratios}))
+            evidence={"max_ratios": ratios}, seed=None))
     return out
 
 
@@ -504,33 +505,36 @@ def check_audits(n_trials: int, seed: int, client=None) -> list[Verdict]:
 
 # --------------------------------------------------------------------------- the report
 
-def run_vips_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
-                   out_dir=None, include_catalogue: bool = True, client=None):
-    """Every VIPS check; returns (verdicts, sections, meta, timings).
+def run_vips_audit(ctx: RunContext) -> PaperResult:
+    """Every VIPS check at ``ctx.budget`` (the paper's ``run``), through ``ctx.timer``.
 
-    ``budget``: a :class:`~dpclaims.papers.vips.catalogue.VipsBudget`; ``data_dir``: the
-    papers' data (Wikipedia, Adult) for the accuracy checks; ``out_dir``: where figures
-    go; ``include_catalogue``: add the reported epsilons' verdicts (the accounting
-    catalogue's vips/eps-* entries); ``client``: the Dask cluster of ``--scheduler``, on
-    which the step audits' trial blocks run (the checks themselves run here).
+    ``ctx.budget``: a :class:`~dpclaims.papers.vips.catalogue.VipsBudget`;
+    ``ctx.data_dir``: the papers' data (Wikipedia, Adult) for the accuracy checks;
+    ``ctx.out_dir``: where figures go; the reported epsilons' verdicts (the accounting
+    catalogue's vips/eps-* entries) are added unless the ``accounting`` paper runs beside
+    (``ctx.companions``); ``ctx.client``: the Dask cluster of ``--scheduler``, on which the
+    step audits' trial blocks run (the checks themselves run here).
     """
+    budget, seed, data_dir, out_dir, client = (ctx.budget, ctx.seed, ctx.data_dir,
+                                               ctx.out_dir, ctx.client)
+    include_catalogue = "accounting" not in ctx.companions
     budget_name = budget.name
     b = budget.values()
     verdicts = []
-    timed = CheckTimer(tick)
+    timed = ctx.timer
     timings = timed.timings
 
     drawn = "none: records drawn by hypothesis from the seed"
     verdicts += ran_on(timed("log moment", check_log_moment),
                        "no records: the printed log moment against the exact one (Fig. 6's "
                        "N = 39,074)")
-    blr = timed("BLR sensitivities", lambda: check_blr_sensitivity(b["examples"], seed))
-    lda = timed("LDA sensitivity", lambda: check_lda_sensitivity(b["examples"], seed))
-    sbn = timed("SBN sensitivity", lambda: check_sbn_sensitivity(b["examples"], seed))
+    blr = timed("BLR sensitivities", lambda: check_blr_sensitivity(budget.examples, seed))
+    lda = timed("LDA sensitivity", lambda: check_lda_sensitivity(budget.examples, seed))
+    sbn = timed("SBN sensitivity", lambda: check_sbn_sensitivity(budget.examples, seed))
     verdicts += ran_on(blr + lda + sbn, drawn)
     verdicts += ran_on(check_alg2_calibration(blr, lda, sbn),
                        "none: the sensitivities above and the paper's noise calibration")
-    verdicts += ran_on(timed("audits", lambda: check_audits(b["audit_trials"], seed,
+    verdicts += ran_on(timed("audits", lambda: check_audits(budget.audit_trials, seed,
                                                             client=client)),
                        "none: worst-case neighbouring datasets chosen by the audit")
     lda_acc, lda_figs = timed("LDA accuracy", lambda: check_lda_accuracy(
@@ -542,14 +546,12 @@ def run_vips_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
         {**b, "name": budget_name}, seed, out_dir=out_dir))
     verdicts += blr_acc + sbn_acc
     if include_catalogue:
-        entries = list(ENTRIES)[: b["catalogue"]]
+        entries = list(ENTRIES)[: budget.catalogue]
         verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
                            "no records: the paper's reported privacy parameters")
         verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
                                              f"the first {len(entries)} of {len(ENTRIES)}"),
                            "none: not run")
-    for v in verdicts:
-        v.budget = budget_name
     sections = [{"title": title, "text": ("Reduced-size reproduction; the sizes are in each "
                                           "verdict's evidence."), "figures": list(figs)}
                 for title, figs in (("LDA: held-out perplexity per iteration (Fig. 3)", lda_figs),
@@ -557,4 +559,4 @@ def run_vips_audit(budget, seed: int, tick=lambda name: None, *, data_dir=None,
                                     ("SBN: moments accountant vs strong composition (Fig. 8)",
                                      sbn_figs)) if figs]
     meta = {"paper": "vips", "seed": seed, "budget": budget_name, "budget_values": b}
-    return verdicts, sections, meta, timings
+    return PaperResult(verdicts, sections, meta, timings)

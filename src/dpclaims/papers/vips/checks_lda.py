@@ -96,6 +96,7 @@ full       20         5           ~1.5 min / ~8 min
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -285,6 +286,5 @@ def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
                     guard=paired_comparison(final["non-private"], np.full(n_seeds, wf)),
                     note=common, **kw),
     ]
-    for v in verdicts:
-        v.figures = list(figures)
+    verdicts = [dataclasses.replace(v, figures=list(figures)) for v in verdicts]
     return ran_on(verdicts, cfg["data"]), figures
