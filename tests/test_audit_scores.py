@@ -147,6 +147,33 @@ def test_pilot_scores_never_fit_a_classifier():
         pilot_score("svm")
 
 
+def test_one_table_names_the_scores_and_the_strategies():
+    """Issue 39: dpclaims.audits.registry is the only list of the names; the CLI's --score
+    help, the budgets' check, the audit's resolvers and the API reference read it."""
+    from click.testing import CliRunner
+
+    from dpclaims.audits.registry import SCORES, THRESHOLDS
+    from dpclaims.audits.scores import SCORE_NAMES, AttackScore
+    from dpclaims.audits.thresholds import ThresholdStrategy, as_threshold_strategy
+    from dpclaims.claims.budgets import VariantBudget
+    from dpclaims.cli import main
+
+    assert SCORE_NAMES == tuple(SCORES) and list(SCORES)[0] == "auto"
+    for name in SCORES:
+        assert isinstance(as_score(name), AttackScore) and as_score(name).name == name
+        VariantBudget(score=name)
+    for name in THRESHOLDS:
+        assert isinstance(as_threshold_strategy(name), ThresholdStrategy)
+    help_text = " ".join(CliRunner().invoke(main, ["check-variant", "--help"]).output.split())
+    for name, entry in SCORES.items():
+        assert f"{name}{' (default)' if name == 'auto' else ''}: {entry.description}" \
+            in help_text
+    import dpclaims.audits.registry as registry
+    assert all(f"``{name}``" in registry.__doc__ for name in (*SCORES, *THRESHOLDS))
+    with pytest.raises(ValueError, match="threshold must be 'split', 'bonferroni', 'rank'"):
+        as_threshold_strategy("median")
+
+
 def test_a_classifier_is_fitted_on_at_most_max_train_outputs_per_dataset():
     rng = np.random.default_rng(1)
     t0, t1 = rng.standard_normal((300, 2)), rng.standard_normal((300, 2)) + 0.5

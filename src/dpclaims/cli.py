@@ -35,6 +35,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dpclaims import __version__
+from dpclaims.audits.registry import SCORES, described
 from dpclaims.cli_endings import (
     Terminated,
     _Console,
@@ -748,8 +749,8 @@ Exit codes:
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance of the audit's certificate.")
 @click.option("--score", type=str, default=None,
-              help="Attack score: auto (default), fisher, likelihood-ratio, logistic, "
-                   "gradient-boosting (a variant's own `score` attribute takes precedence).")
+              help=f"Attack score (a variant's own `score` attribute takes precedence): "
+                   f"{described(SCORES)}.")
 @click.option("--selection-trials", type=int, default=None,
               help="Pilot trials per dataset and candidate pair for the pair selection "
                    "(default max(2000, n-trials / 10)).")

@@ -74,8 +74,9 @@ from typing import Any
 import numpy as np
 
 from dpclaims.analysis.validation import check_positive
+from dpclaims.audits.registry import SCORES
 
-SCORE_NAMES = ("auto", "fisher", "likelihood-ratio", "logistic", "gradient-boosting")
+SCORE_NAMES = tuple(SCORES)  # the names of dpclaims.audits.registry.SCORES
 
 # choose_score's rule (stated in its docstring and in every audit's evidence)
 DISCRETE_MAX_LEVELS = 10_000
@@ -173,11 +174,87 @@ def _quadratic(x: np.ndarray) -> np.ndarray:
     return np.hstack([x, x * x])
 
 
+# --------------------------------------------------------------------------- the protocol
+
+
+@dataclass(frozen=True)
+class TrainedScore:
+    """The audit's score after its training phase.
+
+    ``score``: the score used (``auto``'s choice); ``scorer``: outputs (n, ...) -> (n,);
+    ``train_scores``: the training scores the threshold is chosen on (two arrays, D0's
+    and D1's; None when no trials were spent on training); ``reason``: why this score;
+    ``description``: the score as the audit's result names it.
+    """
+
+    score: AttackScore
+    scorer: Callable
+    train_scores: tuple | None
+    reason: str
+    description: str
+
+
+class AttackScore:
+    """The protocol of an attack score, with its default hooks.
+
+    A score is a frozen dataclass with a ``name`` and ``describe() -> str``. A fitted
+    score implements ``fit(train0, train1, seed) -> scorer`` (outputs (n, ...) -> (n,))
+    and says with ``fit_half`` whether it is fitted on the first half of the training
+    outputs (the threshold then sees out-of-sample scores). The audit
+    (:func:`dpclaims.audits.core.audit`) calls:
+
+    ``given_scorer()``
+        The scorer when nothing is fitted (a user's score: the blocks are scored where
+        they are drawn, and with thresholds given in advance no trials train); default
+        None.
+    ``train(draw, seed, apply, *, threads) -> TrainedScore``
+        The training phase: ``draw(None)`` gives the raw training outputs of D0 and D1,
+        ``draw(scorer)`` their scores (None when no trials train); ``apply(outputs,
+        scorer)`` scores outputs, checking the scores' shape. Default: fit
+        (:meth:`fitted_on`) on the raw outputs.
+    ``for_pilot()``
+        The score of the pair search's pilot audits (default: itself).
+    """
+
+    name: str
+    fit_half: bool = False
+
+    def given_scorer(self) -> Callable | None:
+        return None
+
+    def fit(self, train0: np.ndarray, train1: np.ndarray, seed: int) -> Callable:
+        raise NotImplementedError(f"score {self.name!r} is not fitted")
+
+    def train(self, draw: Callable, seed: int, apply: Callable, *,
+              threads: bool = False) -> TrainedScore:
+        return self.fitted_on(*draw(None), seed, apply, "named by the caller")
+
+    def fitted_on(self, t0: np.ndarray, t1: np.ndarray, seed: int, apply: Callable,
+                  reason: str) -> TrainedScore:
+        """Fit on the training outputs t0, t1 (on their first halves with ``fit_half``,
+        given at least 4 each) and score the training outputs the fit did not see (all
+        of them without ``fit_half``)."""
+        if self.fit_half and len(t0) >= 4 and len(t1) >= 4:
+            h0, h1 = len(t0) // 2, len(t1) // 2
+            scorer = self.fit(t0[:h0], t1[:h1], seed)
+            train_s = (apply(t0[h0:], scorer), apply(t1[h1:], scorer))
+        else:
+            scorer = self.fit(t0, t1, seed)
+            train_s = (apply(t0, scorer), apply(t1, scorer))
+        return TrainedScore(self, scorer, train_s, reason, self.describe())
+
+    def for_pilot(self) -> AttackScore:
+        return self
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
 # --------------------------------------------------------------------------- score types
 
 
 @dataclass(frozen=True)
-class FisherScore:
+class FisherScore(AttackScore):
     """Fisher's linear discriminant (module docstring), ridge ``ridge * tr(S) / k``."""
 
     ridge: float = 1e-6
@@ -207,7 +284,7 @@ class FisherScore:
 
 
 @dataclass(frozen=True)
-class LikelihoodRatioScore:
+class LikelihoodRatioScore(AttackScore):
     """The counted likelihood ratio of a finite output space (module docstring).
 
     Parameters
@@ -245,7 +322,7 @@ class LikelihoodRatioScore:
 
 
 @dataclass(frozen=True)
-class ClassifierScore:
+class ClassifierScore(AttackScore):
     """A probabilistic classifier's log-odds of D1 (DP-Sniper; module docstring).
 
     Parameters
@@ -268,6 +345,9 @@ class ClassifierScore:
     @property
     def name(self) -> str:
         return self.model
+
+    def for_pilot(self) -> AttackScore:
+        return AutoScore(classifiers=False)
 
     def fit(self, train0: np.ndarray, train1: np.ndarray, seed: int) -> ClassifierLogOdds:
         """Fit on (n0, k) and (n1, k) training outputs, labels 0 and 1 (equal priors).
@@ -302,7 +382,7 @@ class ClassifierScore:
 
 
 @dataclass(frozen=True)
-class UserScore:
+class UserScore(AttackScore):
     """A user's ``score(outputs (n, k)) -> (n,)``, used as given (nothing fitted)."""
 
     fn: Callable
@@ -316,12 +396,18 @@ class UserScore:
     def fit(self, train0, train1, seed):
         return self.fn
 
+    def given_scorer(self) -> Callable:
+        return self.fn
+
+    def train(self, draw, seed, apply, *, threads=False) -> TrainedScore:
+        return TrainedScore(self, self.fn, draw(self.fn), "given by the user", "user score")
+
     def describe(self) -> str:
         return f"user score {getattr(self.fn, '__name__', repr(self.fn))}"
 
 
 @dataclass(frozen=True)
-class AutoScore:
+class AutoScore(AttackScore):
     """Choose the score from the training outputs (:func:`choose_score`).
 
     ``classifiers=False`` (the pair search's pilots, :func:`pilot_score`): never a
@@ -331,38 +417,45 @@ class AutoScore:
     classifiers: bool = True
     name: str = field(default="auto", init=False)
 
+    def train(self, draw, seed, apply, *, threads=False) -> TrainedScore:
+        """Choose the score on the first half of the training outputs, then fit it."""
+        t0, t1 = draw(None)
+        h0, h1 = max(1, len(t0) // 2), max(1, len(t1) // 2)
+        chosen, reason = choose_score(t0[:h0], t1[:h1], self.classifiers, threads=threads)
+        return chosen.fitted_on(t0, t1, seed, apply, reason)
 
-AttackScore = FisherScore | LikelihoodRatioScore | ClassifierScore | UserScore
+    def for_pilot(self) -> AttackScore:
+        return AutoScore(classifiers=False)
+
+    def describe(self) -> str:
+        return "auto: chosen from the training outputs (choose_score)"
 
 
-def as_score(score) -> AttackScore | AutoScore:
-    """None / "auto" / a name in :data:`SCORE_NAMES` / a score instance / a callable.
+def as_score(score) -> AttackScore:
+    """None / a name in :data:`~dpclaims.audits.registry.SCORES` / a score instance / a
+    callable (a :class:`UserScore`).
 
     Raises
     ------
     ScoreError
         An unknown name (the message lists the known ones) or another type.
     """
-    if score is None or (isinstance(score, str) and score == "auto"):
+    if score is None:
         return AutoScore()
-    if isinstance(score, (FisherScore, LikelihoodRatioScore, ClassifierScore, UserScore,
-                          AutoScore)):
+    if isinstance(score, AttackScore):
         return score
     if isinstance(score, str):
-        named = {"fisher": FisherScore, "likelihood-ratio": LikelihoodRatioScore,
-                 "logistic": lambda: ClassifierScore("logistic"),
-                 "gradient-boosting": lambda: ClassifierScore("gradient-boosting")}
-        if score not in named:
+        if score not in SCORES:
             raise ScoreError(f"unknown score {score!r}; known scores: {', '.join(SCORE_NAMES)} "
                              "(or a callable outputs -> (n,))")
-        return named[score]()
+        return SCORES[score].build()
     if callable(score):
         return UserScore(score)
     raise ScoreError(f"score must be None, a name ({', '.join(SCORE_NAMES)}), a score "
                      f"instance or a callable, got {type(score).__name__}: {score!r:.80}")
 
 
-def pilot_score(score) -> AttackScore | AutoScore:
+def pilot_score(score) -> AttackScore:
     """The score for the pair search's pilot audits: ``score`` unless it fits a classifier.
 
     A pilot only ranks candidate pairs, so it uses a cheap score: a classifier
@@ -377,10 +470,7 @@ def pilot_score(score) -> AttackScore | AutoScore:
     ScoreError
         As :func:`as_score`.
     """
-    spec = as_score(score)
-    if isinstance(spec, (AutoScore, ClassifierScore)):
-        return AutoScore(classifiers=False)
-    return spec
+    return as_score(score).for_pilot()
 
 
 def _in_threads(calls, threads: bool) -> list:
