@@ -1,4 +1,4 @@
-"""Checks of a user's own mechanism inside the user's own tests (the pytest plugin's engine).
+"""The checks of a user's mechanism that ``check-variant`` and the pytest plugin share.
 
 :mod:`dpclaims.pytest_plugin` gives every test two fixtures, ``audit`` and
 ``check_sensitivity``, which call :func:`audit_mechanism` and
@@ -10,61 +10,42 @@ through :func:`~dpclaims.claims.checks.bounds.audit_verdict` and
 ``sentence`` and a ``message``: ``refuted`` or ``inconclusive``, never ``holds`` (an audit
 cannot prove privacy, and a search that finds no counterexample certifies no bound).
 :func:`assert_not_refuted` fails a test with the message when the verdict is
-``refuted``. This module also re-exports what a test of a mechanism needs, so that
-one import suffices:
-
-- the hypothesis strategies of neighbouring datasets,
-  :func:`~dpclaims.property_tests.strategies.neighbouring_datasets` (pairs
-  ``(d0, d1)`` under a relation, optionally around a fixed dataset),
-  :func:`~dpclaims.property_tests.strategies.domain_records` (single records of a
-  record domain), :func:`~dpclaims.property_tests.strategies.records` and
-  :func:`~dpclaims.property_tests.strategies.replace_one_pairs` (feature-label
-  records and replace-one pairs of them);
-- the record domains :class:`~dpclaims.analysis.domains.Box`,
-  :class:`~dpclaims.analysis.domains.Ball`,
-  :class:`~dpclaims.analysis.domains.FiniteSet`,
-  :class:`~dpclaims.analysis.domains.Product`;
-- the dataset helpers of :mod:`dpclaims.analysis.records` (``n_records``,
-  ``add_record``, ``remove_record``, ``replace_record``);
-- the mechanism protocol's values :class:`~dpclaims.audits.mechanism.PrivacyClaim`,
-  :class:`~dpclaims.audits.mechanism.Sensitivity`,
-  :class:`~dpclaims.audits.mechanism.NeighbouringPair` and its constructors
-  ``replace_one``, ``add_one``, ``remove_one``.
+``refuted``. A user's test imports them from :mod:`dpclaims.testing`, which re-exports
+them with what a test of a mechanism needs.
 
 The checks are those of ``dpclaims check-variant``
-(``dpclaims.claims.checks.variant``), built from the same library functions: the
-pair search :func:`~dpclaims.audits.search.candidate_pairs` and
-:func:`~dpclaims.audits.search.select_pair`, the audit
-:func:`~dpclaims.audits.core.audit` (a Clopper-Pearson certificate: an epsilon
-lower bound that holds with probability >= 1 - alpha whatever the mechanism), and
-the property test :func:`~dpclaims.property_tests.sensitivity.check_sensitivity`.
-Only the budget differs: a test-sized one (:class:`CheckBudget`), enough to refute
-a large bug (half the Laplace noise) in well under a second, not to certify a
-small one.
+(``dpclaims.claims.checks.variant``), built from the same pipeline:
+:func:`record_strategy` and :func:`property_test` (the property test of the claimed
+sensitivity, :func:`~dpclaims.property_tests.sensitivity.check_sensitivity`), the pair
+search :func:`~dpclaims.audits.search.candidate_pairs` and :func:`select_and_audit`
+(:func:`~dpclaims.audits.search.select_pair`, then the audit
+:func:`~dpclaims.audits.core.audit`: a Clopper-Pearson certificate, an epsilon lower
+bound that holds with probability >= 1 - alpha whatever the mechanism). Every check reads
+the mechanism's capabilities once
+(:func:`~dpclaims.audits.mechanism.validate_mechanism`,
+:mod:`dpclaims.audits.capabilities`). Only the budget differs: a test-sized one
+(:class:`CheckBudget`), enough to refute a large bug (half the Laplace noise) in well
+under a second, not to certify a small one.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from dpclaims.analysis.domains import Ball, Box, FiniteSet, Product, check_domain
-from dpclaims.analysis.records import add_record, n_records, remove_record, replace_record
 from dpclaims.analysis.validation import check_count, check_probability
+from dpclaims.audits.capabilities import read_mechanism
 from dpclaims.audits.core import AuditResult, audit
 from dpclaims.audits.mechanism import (
     NeighbouringPair,
     PrivacyClaim,
     Sensitivity,
-    add_one,
     real_array,
-    remove_one,
-    replace_one,
-    sensitivity_of,
     validate_mechanism,
 )
 from dpclaims.audits.search import (
@@ -77,22 +58,7 @@ from dpclaims.audits.search import (
 from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
 from dpclaims.claims.core import Claim
 from dpclaims.property_tests.sensitivity import SensitivityCheck, check_sensitivity
-from dpclaims.property_tests.strategies import (
-    domain_records,
-    neighbouring_datasets,
-    records,
-    replace_one_pairs,
-)
-
-__all__ = [
-    "CheckBudget", "AuditOutcome", "SensitivityOutcome", "audit_mechanism",
-    "check_mechanism_sensitivity", "assert_not_refuted", "seed_from_node_id",
-    # re-exported
-    "neighbouring_datasets", "domain_records", "records", "replace_one_pairs",
-    "Box", "Ball", "FiniteSet", "Product", "n_records", "add_record", "remove_record",
-    "replace_record",
-    "PrivacyClaim", "Sensitivity", "NeighbouringPair", "replace_one", "add_one", "remove_one",
-]
+from dpclaims.property_tests.strategies import domain_records, neighbouring_datasets
 
 
 @dataclass(frozen=True)
@@ -340,19 +306,6 @@ class SensitivityOutcome:
         ])
 
 
-class _WithDomain:
-    """A mechanism seen with another record ``domain`` (every other attribute its own)."""
-
-    def __init__(self, mechanism, domain):
-        self._mechanism = mechanism
-        self.domain = check_domain(domain)
-
-    def __getattr__(self, name):
-        if name.startswith("_"):  # keeps pickling and copying from recursing
-            raise AttributeError(name)
-        return getattr(self._mechanism, name)
-
-
 def _is_domain(obj) -> bool:
     return isinstance(obj, (Box, Ball, FiniteSet, Product))
 
@@ -366,7 +319,7 @@ def record_strategy(mechanism, domain=None, records_attr: bool = True):
     (:func:`~dpclaims.audits.search.data_candidates`). Shared by
     :func:`check_mechanism_sensitivity` and ``check-variant``.
     """
-    recs = getattr(mechanism, "records", None) if records_attr else None
+    recs = read_mechanism(mechanism).records if records_attr else None
     if recs is None and domain is not None:
         recs = domain_records(domain)
     cands = data_candidates(mechanism)
@@ -456,7 +409,7 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
     """
     budget = CheckBudget() if budget is None else budget
     mechanism = validate_mechanism(mechanism)
-    score = score or getattr(mechanism, "score", None)
+    score = score or mechanism.score
     selection = None
     if isinstance(where, NeighbouringPair):
         pair = where
@@ -464,7 +417,8 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
                   workers=budget.workers)
     else:
         if where is None or _is_domain(where):
-            searched = mechanism if where is None else _WithDomain(mechanism, where)
+            searched = mechanism if where is None else replace(mechanism,
+                                                               domain=check_domain(where))
             pairs = candidate_pairs(searched, seed=derived_seed(seed, 6),
                                     n_random=budget.n_random_pairs)
             if not pairs:
@@ -541,8 +495,7 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
     """
     budget = CheckBudget() if budget is None else budget
     mechanism = validate_mechanism(mechanism)
-    sens = sensitivity_of(mechanism)
-    query = getattr(mechanism, "query", None)
+    sens, query = mechanism.sensitivity, mechanism.query
     if sens is None or query is None:
         raise ValueError(f"mechanism {mechanism.name!r} needs a `query(data)` and a claimed "
                          "`sensitivity` for the sensitivity property test")
@@ -550,8 +503,8 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
     if isinstance(where, SearchStrategy):
         strategy = where
     else:
-        domain = getattr(mechanism, "domain", None) if where is None else check_domain(where)
-        data = getattr(mechanism, "data", None)
+        domain = mechanism.domain if where is None else check_domain(where)
+        data = mechanism.data
         recs = record_strategy(mechanism, domain, records_attr=where is None)
         if recs is None or (data is None and domain is None):
             raise ValueError(f"nothing to draw neighbouring datasets of {mechanism.name!r} from: "
