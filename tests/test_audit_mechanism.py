@@ -60,7 +60,7 @@ def test_sensitivity_distance_and_validation():
 
 def test_gaussian_mechanism_is_a_mechanism_with_exact_claim():
     m = GaussianMechanism(np.sum, 1.0, 2.0, DELTA)
-    assert isinstance(m, Mechanism) and validate_mechanism(m) is m
+    assert isinstance(m, Mechanism) and validate_mechanism(m).source is m
     assert m.claim.epsilon == dp_accounting.get_epsilon_gaussian(2.0, DELTA)
     out = m.release(np.ones(4), np.random.default_rng(0), 100_000)
     assert out.shape == (100_000, 1)

@@ -54,7 +54,7 @@ def _with_canaries(data, signs):
 ])
 def test_mechanism_passes_validation_with_shape_and_reproducible_releases(kw):
     m = DPVIGradientCanary(8, steps=3, dim=3, **kw)
-    assert validate_mechanism(m) is m
+    assert validate_mechanism(m).source is m
     assert m.claim.delta == pytest.approx(1 / 8)           # App. F: delta = 1/N
     data = _with_canaries(_ordinary(8, 3), [1.0])[:3]
     data = tuple(a[:8] for a in data)                      # N = 8 records, one canary

@@ -2,8 +2,9 @@
 
 Installed with dpclaims (entry point ``pytest11``, name ``dpclaims``), so pytest
 loads it in every session; this module imports only pytest and the standard
-library, and the fixtures import :mod:`dpclaims.testing` (numpy, hypothesis, the
-audit engine) when a test first asks for them. Disable it with ``-p no:dpclaims``.
+library, and the fixtures import :mod:`dpclaims.claims.checks.mechanism` (numpy,
+hypothesis, the audit engine; re-exported for tests by :mod:`dpclaims.testing`) when a
+test first asks for them. Disable it with ``-p no:dpclaims``.
 
 Fixtures
 --------
@@ -107,7 +108,7 @@ def _settings(config) -> dict:
 @pytest.fixture(scope="session")
 def dpclaims_budget(pytestconfig):
     """The session's :class:`dpclaims.testing.CheckBudget` (from the options above)."""
-    from dpclaims.testing import CheckBudget
+    from dpclaims.claims.checks.mechanism import CheckBudget
 
     s = _settings(pytestconfig)
     try:
@@ -122,7 +123,7 @@ class _Seeds:
     """The seeds of one test's checks: k-th call -> seed_from_node_id(node id, base, k)."""
 
     def __init__(self, request):
-        from dpclaims.testing import seed_from_node_id
+        from dpclaims.claims.checks.mechanism import seed_from_node_id
 
         self._node_id = request.node.nodeid
         self._base = _setting(request.config, "seed", int)
@@ -150,7 +151,7 @@ def audit(dpclaims_budget, _dpclaims_seeds):
     :func:`dpclaims.testing.audit_mechanism` with the session's budget and, unless
     given, a seed derived from the test's node id (module docstring).
     """
-    from dpclaims.testing import audit_mechanism
+    from dpclaims.claims.checks.mechanism import audit_mechanism
 
     def run(mechanism, where=None, *, seed=None, score=None):
         return audit_mechanism(mechanism, where, budget=dpclaims_budget,
@@ -166,7 +167,7 @@ def check_sensitivity(dpclaims_budget, _dpclaims_seeds):
     :func:`dpclaims.testing.check_mechanism_sensitivity` with the session's
     ``max_examples`` and, unless given, a seed derived from the test's node id.
     """
-    from dpclaims.testing import check_mechanism_sensitivity
+    from dpclaims.claims.checks.mechanism import check_mechanism_sensitivity
 
     def run(mechanism, where=None, *, seed=None):
         return check_mechanism_sensitivity(mechanism, where, budget=dpclaims_budget,

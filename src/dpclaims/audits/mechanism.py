@@ -22,7 +22,7 @@ under a stated relation, and checks that they are.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 import dp_accounting
@@ -41,6 +41,11 @@ from dpclaims.analysis.records import (  # noqa: F401  (re-exported: the dataset
 from dpclaims.analysis.validation import check_count, check_delta, check_epsilon
 from dpclaims.analysis.vocabulary import RELATIONS  # noqa: F401  (re-exported)
 from dpclaims.analysis.vocabulary import check_relation as _vocabulary_relation
+from dpclaims.audits.capabilities import (
+    AlgorithmCapabilities,
+    MechanismCapabilities,
+    read_mechanism,
+)
 
 
 class InvalidMechanismError(TypeError, ValueError):
@@ -208,8 +213,16 @@ class Mechanism(Protocol):
     def release(self, data, rng: np.random.Generator, n: int) -> np.ndarray: ...
 
 
-def validate_mechanism(obj) -> Mechanism:
-    """Return ``obj`` if it follows the :class:`Mechanism` protocol.
+def validate_mechanism(obj) -> MechanismCapabilities:
+    """``obj``'s members read once (:func:`~dpclaims.audits.capabilities.read_mechanism`)
+    and checked against the :class:`Mechanism` protocol.
+
+    Returns
+    -------
+    MechanismCapabilities
+        With ``sensitivity`` as a :class:`Sensitivity` (or None) and its
+        ``sensitivity_note``; itself a mechanism (``name``, ``claim``, ``release``). A
+        value already validated is returned as it is.
 
     Raises
     ------
@@ -220,29 +233,31 @@ def validate_mechanism(obj) -> Mechanism:
         :class:`Sensitivity` nor a positive number, or a ``domain`` that is not a
         record domain.
     """
-    what = f"{type(obj).__name__} object {obj!r:.80}"
-    name = getattr(obj, "name", None)
+    if isinstance(obj, MechanismCapabilities) and obj.validated:
+        return obj
+    caps = read_mechanism(obj)
+    name = caps.name
     if not isinstance(name, str) or not name:
+        what = f"{type(caps.source).__name__} object {caps.source!r:.80}"
         raise InvalidMechanismError(f"{what} is not a mechanism: it needs a non-empty str "
                                     f"attribute `name`, got {name!r}")
-    claim = getattr(obj, "claim", None)
+    claim = caps.claim
     if not isinstance(claim, PrivacyClaim):
         raise InvalidMechanismError(f"mechanism {name!r}: `claim` must be a PrivacyClaim, got "
                                     f"{type(claim).__name__}")
-    if not callable(getattr(obj, "release", None)):
+    if not callable(caps.release):
         raise InvalidMechanismError(f"mechanism {name!r} has no callable "
                                     "`release(data, rng, n)`")
-    query = getattr(obj, "query", None)
-    if query is not None and not callable(query):
+    if caps.query is not None and not callable(caps.query):
         raise InvalidMechanismError(f"mechanism {name!r}: `query` must be callable")
-    sensitivity_of(obj)
-    domain = getattr(obj, "domain", None)
-    if domain is not None:
+    sensitivity = _as_sensitivity(caps.sensitivity, name)
+    if caps.domain is not None:
         try:
-            check_domain(domain)
+            check_domain(caps.domain)
         except TypeError as exc:
             raise InvalidMechanismError(f"mechanism {name!r}: `domain`: {exc}") from exc
-    return obj
+    return replace(caps, sensitivity=sensitivity, validated=True,
+                   sensitivity_note=_sensitivity_note(caps.sensitivity))
 
 
 def validate_data(obj) -> None:
@@ -261,9 +276,10 @@ def validate_data(obj) -> None:
     """
     from dpclaims.analysis.records import get_record
 
-    name = getattr(obj, "name", "?")
-    domain = getattr(obj, "domain", None)
-    data = getattr(obj, "data", None)
+    caps = obj if isinstance(obj, (MechanismCapabilities, AlgorithmCapabilities)) \
+        else read_mechanism(obj)
+    name = "?" if caps.name is None else caps.name
+    domain, data = caps.domain, caps.data
 
     def finite(record, what: str) -> bool:
         parts = record if isinstance(record, tuple) else (record,)
@@ -299,7 +315,7 @@ def validate_data(obj) -> None:
                 if not domain.contains(record):
                     raise InvalidMechanismError(
                         f"mechanism {name!r}: record {i} of `data` {describe_misfit(record)}")
-    candidates = getattr(obj, "candidates", None)
+    candidates = caps.candidates
     if candidates is not None:
         try:
             items = list(candidates)
@@ -327,8 +343,13 @@ def sensitivity_of(mechanism) -> Sensitivity | None:
         A ``sensitivity`` of another type (a bool, a string, a tuple ...), or a
         plain number that is not finite and > 0.
     """
-    sens = getattr(mechanism, "sensitivity", None)
-    name = getattr(mechanism, "name", "?")
+    caps = read_mechanism(mechanism)
+    if caps.validated:
+        return caps.sensitivity
+    return _as_sensitivity(caps.sensitivity, "?" if caps.name is None else caps.name)
+
+
+def _as_sensitivity(sens, name) -> Sensitivity | None:
     if sens is None or isinstance(sens, Sensitivity):
         return sens
     if isinstance(sens, (int, float, np.integer, np.floating)) and not isinstance(sens, bool):
@@ -343,7 +364,11 @@ def sensitivity_of(mechanism) -> Sensitivity | None:
 
 def sensitivity_note(mechanism) -> str:
     """How the claimed sensitivity was read, for reports ("" for a Sensitivity)."""
-    sens = getattr(mechanism, "sensitivity", None)
+    caps = read_mechanism(mechanism)
+    return caps.sensitivity_note if caps.validated else _sensitivity_note(caps.sensitivity)
+
+
+def _sensitivity_note(sens) -> str:
     if sens is None or isinstance(sens, Sensitivity):
         return ""
     return (f"sensitivity given as the plain number {float(sens):g}: read as the L2 "
@@ -556,12 +581,12 @@ def canary_pair(mechanism: Mechanism, data, candidates, *, relation: str | None 
         Too few candidates, a bad index or record shape, non-finite query outputs.
     """
     mechanism = validate_mechanism(mechanism)
-    query = getattr(mechanism, "query", None)
+    query = mechanism.query
     if query is None:
         raise InvalidMechanismError(f"mechanism {mechanism.name!r} has no `query`: a canary "
                                     "search needs the noiseless query")
     relation = check_relation(relation or mechanism.claim.relation)
-    sens = sensitivity_of(mechanism)
+    sens = mechanism.sensitivity
     measure = sens if sens is not None else Sensitivity(1.0, 2)
     cands = list(candidates)
 

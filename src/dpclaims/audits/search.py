@@ -40,6 +40,7 @@ import numpy as np
 
 from dpclaims.analysis.records import add_record, get_record, n_records, replace_record
 from dpclaims.analysis.validation import check_count, check_probability
+from dpclaims.audits.capabilities import read_mechanism
 from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
@@ -58,15 +59,15 @@ def derived_seed(seed: int, *key: int) -> int:
 
 def data_candidates(mechanism) -> list | None:
     """The candidate canary records: ``mechanism.candidates``, else the records of ``data``."""
-    cands = getattr(mechanism, "candidates", None)
-    data = getattr(mechanism, "data", None)
+    caps = read_mechanism(mechanism)
+    cands, data = caps.candidates, caps.data
     if cands is None and data is not None:
         cands = [get_record(data, i) for i in range(n_records(data))]
     return None if cands is None else list(cands)
 
 
 def _data_pair(mech, data, cands, relation) -> NeighbouringPair | None:
-    if getattr(mech, "query", None) is not None:
+    if mech.query is not None:
         if relation == "replace-one" and len(cands) >= 2:
             return canary_pair(mech, data, cands, index=0)
         if relation == "add-remove":
@@ -136,16 +137,16 @@ def candidate_pairs(mechanism, *, seed: int = 0, n_random: int = 8) -> list[Neig
         neighbouring_datasets,
     )
 
+    mechanism = read_mechanism(mechanism)
     relation = mechanism.claim.relation
-    data = getattr(mechanism, "data", None)
-    domain = getattr(mechanism, "domain", None)
+    data, domain = mechanism.data, mechanism.domain
     cands = data_candidates(mechanism)
     pairs: list[NeighbouringPair] = []
     if data is not None and cands:
         p = _data_pair(mechanism, data, cands, relation)
         if p is not None:
             pairs.append(p)
-    own = getattr(mechanism, "neighbouring_pairs", None)
+    own = mechanism.neighbouring_pairs
     if own is not None:
         for p in own():
             if not isinstance(p, NeighbouringPair):

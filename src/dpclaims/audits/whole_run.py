@@ -89,7 +89,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
@@ -100,6 +100,14 @@ from dpclaims.analysis.validation import (
     check_delta,
     check_finite_array,
     check_probability,
+)
+from dpclaims.audits.capabilities import (  # noqa: F401  (WholeRunAlgorithm re-exported)
+    AlgorithmCapabilities,
+    WholeRunAlgorithm,
+    has_release,
+    has_run,
+    object_name,
+    read_algorithm,
 )
 from dpclaims.audits.core import AuditResult, audit
 from dpclaims.audits.mechanism import (
@@ -155,16 +163,15 @@ def object_kind(obj) -> str:
     InvalidMechanismError
         The object has both (the conflict is named) or neither.
     """
-    has_release = callable(getattr(obj, "release", None))
-    has_run = callable(getattr(obj, "run", None))
-    name = getattr(obj, "name", type(obj).__name__)
-    if has_release and has_run:
+    release, run = has_release(obj), has_run(obj)
+    name = object_name(obj, type(obj).__name__)
+    if release and run:
         raise InvalidMechanismError(
             f"{name!r} has both `release` (the mechanism protocol: one release) and `run` "
             "(the algorithm protocol: a whole run): it must be one or the other; rename one")
-    if has_run:
+    if run:
         return "algorithm"
-    if has_release:
+    if release:
         return "mechanism"
     raise InvalidMechanismError(f"{name!r} has neither `release(data, rng, n)` (a mechanism) "
                                 "nor `run(data, rng, n_runs)` (an algorithm)")
@@ -172,11 +179,18 @@ def object_kind(obj) -> str:
 
 def is_algorithm(obj) -> bool:
     """True when ``obj`` has a callable ``run`` and no ``release`` (no error raised)."""
-    return callable(getattr(obj, "run", None)) and not callable(getattr(obj, "release", None))
+    return has_run(obj) and not has_release(obj)
 
 
-def validate_algorithm(obj):
-    """Return ``obj`` if it follows the algorithm protocol (module docstring).
+def validate_algorithm(obj) -> AlgorithmCapabilities:
+    """``obj``'s members read once (:func:`~dpclaims.audits.capabilities.read_algorithm`)
+    and checked against the algorithm protocol (module docstring).
+
+    Returns
+    -------
+    AlgorithmCapabilities
+        Itself an algorithm (``name``, ``claim``, ``threat_model``, ``run``); a value
+        already validated is returned as it is.
 
     Raises
     ------
@@ -188,43 +202,45 @@ def validate_algorithm(obj):
         ``trace_reduction``, a ``step`` without ``step_sensitivity`` or
         ``random_states``.
     """
-    name = getattr(obj, "name", None)
+    if isinstance(obj, AlgorithmCapabilities) and obj.validated:
+        return obj
+    name = object_name(obj)
     if not isinstance(name, str) or not name:
         raise InvalidMechanismError(f"{type(obj).__name__} object is not an algorithm: it "
                                     f"needs a non-empty str attribute `name`, got {name!r}")
     object_kind(obj)
-    if not callable(getattr(obj, "run", None)):
+    caps = read_algorithm(obj)
+    if not callable(caps.run):
         raise InvalidMechanismError(f"algorithm {name!r} has no callable "
                                     "`run(data, rng, n_runs)`")
-    claim = getattr(obj, "claim", None)
-    if not isinstance(claim, PrivacyClaim):
+    if not isinstance(caps.claim, PrivacyClaim):
         raise InvalidMechanismError(f"algorithm {name!r}: `claim` must be a PrivacyClaim, got "
-                                    f"{type(claim).__name__}")
-    tm = getattr(obj, "threat_model", None)
-    if tm not in THREAT_MODELS:
+                                    f"{type(caps.claim).__name__}")
+    if caps.threat_model not in THREAT_MODELS:
         raise InvalidMechanismError(f"algorithm {name!r}: `threat_model` must be one of "
-                                    f"{THREAT_MODELS}, got {tm!r}")
-    if getattr(obj, "gradient_canary", None) is not None:
-        if not callable(obj.gradient_canary):
+                                    f"{THREAT_MODELS}, got {caps.threat_model!r}")
+    if caps.gradient_canary is not None:
+        if not callable(caps.gradient_canary):
             raise InvalidMechanismError(f"algorithm {name!r}: `gradient_canary` must be "
                                         "callable (sign -> record)")
-        canary_direction(obj)
-        clip = getattr(obj, "clip", None)
+        canary_direction(caps)
+        clip = caps.clip
         if not isinstance(clip, (int, float)) or not (math.isfinite(clip) and clip > 0):
             raise InvalidMechanismError(f"algorithm {name!r}: a gradient canary needs `clip`, "
                                         f"a finite number > 0, got {clip!r}")
-    red = getattr(obj, "trace_reduction", "sum")
+    red = caps.trace_reduction
     if red not in TRACE_REDUCTIONS:
         raise InvalidMechanismError(f"algorithm {name!r}: `trace_reduction` must be one of "
                                     f"{TRACE_REDUCTIONS}, got {red!r}")
     if red == "max-per-epoch":
-        check_count(getattr(obj, "epoch_length", None), "epoch_length")
-    if getattr(obj, "step", None) is not None:
-        for attr in ("step_sensitivity", "random_states"):
-            if getattr(obj, attr, None) is None:
+        check_count(caps.epoch_length, "epoch_length")
+    if caps.step is not None:
+        for attr, value in (("step_sensitivity", caps.step_sensitivity),
+                            ("random_states", caps.random_states)):
+            if value is None:
                 raise InvalidMechanismError(f"algorithm {name!r} has `step` but no `{attr}`: "
                                             "the property test of the update needs both")
-    return obj
+    return replace(caps, validated=True)
 
 
 def canary_direction(algorithm) -> np.ndarray:
@@ -232,7 +248,8 @@ def canary_direction(algorithm) -> np.ndarray:
 
     Raises InvalidMechanismError when it is missing, not finite, or zero.
     """
-    u = getattr(algorithm, "canary_direction", None)
+    algorithm = read_algorithm(algorithm)
+    u = algorithm.canary_direction
     if u is None:
         raise InvalidMechanismError(f"algorithm {algorithm.name!r}: a gradient canary needs "
                                     "`canary_direction` (a unit vector in the released space)")
@@ -271,13 +288,14 @@ def canary_pair(algorithm, canary: str = "gradient") -> NeighbouringPair:
     """
     if canary not in CANARIES:
         raise ValueError(f"canary must be one of {CANARIES}, got {canary!r}")
-    data = getattr(algorithm, "data", None)
+    algorithm = read_algorithm(algorithm)
+    data = algorithm.data
     if data is None:
         raise InvalidMechanismError(
             f"algorithm {algorithm.name!r} has no `data` to add a canary to")
     relation = algorithm.claim.relation
     if canary == "gradient":
-        hook = getattr(algorithm, "gradient_canary", None)
+        hook = algorithm.gradient_canary
         if hook is None:
             raise InvalidMechanismError(
                 f"algorithm {algorithm.name!r} has no `gradient_canary` hook")
@@ -288,7 +306,7 @@ def canary_pair(algorithm, canary: str = "gradient") -> NeighbouringPair:
             pair = replace_one(data, 0, hook(+1.0), baseline_record=hook(-1.0))
             how = "record 0 set to a gradient canary -u, resp. +u"
     else:
-        rec = getattr(algorithm, "input_canary", None)
+        rec = algorithm.input_canary
         if rec is None:
             raise InvalidMechanismError(f"algorithm {algorithm.name!r} has no `input_canary`")
         if relation == "add-remove":
@@ -412,10 +430,11 @@ STATISTICS = {
 
 def statistic_of(algorithm, canary: str) -> str:
     """The statistic of a whole-run audit (a key of :data:`STATISTICS`)."""
+    algorithm = read_algorithm(algorithm)
     if algorithm.threat_model == "final-iterate":
         return "final-output"
     if canary == "gradient":
-        red = getattr(algorithm, "trace_reduction", "sum")
+        red = algorithm.trace_reduction
         return "trace-projection" if red == "sum" else "trace-max-per-epoch"
     return "trace-sum-fisher"
 
@@ -425,20 +444,21 @@ def reduce_releases(algorithm, releases: np.ndarray, statistic: str) -> np.ndarr
 
     Raises InvalidMechanismError on a full trace that is not (n, S, k).
     """
+    algorithm = read_algorithm(algorithm)
     n = releases.shape[0]
     if statistic == "final-output":
         return releases.reshape(n, -1)
     if releases.ndim != 3:
         raise InvalidMechanismError(f"algorithm {algorithm.name!r} declares a full trace: "
                                     f"run must return (n_runs, S, k), got {releases.shape}")
-    up = getattr(algorithm, "updates", None)
+    up = algorithm.updates
     updates = releases if up is None else real_array(
         up(releases), f"algorithm {algorithm.name!r}: updates(releases)")
     if statistic == "trace-sum-fisher":
         return updates.sum(axis=1)
     reduction = "sum" if statistic == "trace-projection" else "max-per-epoch"
     return trace_projection(updates, canary_direction(algorithm), float(algorithm.clip),
-                            reduction, getattr(algorithm, "epoch_length", None))[:, None]
+                            reduction, algorithm.epoch_length)[:, None]
 
 
 # --------------------------------------------------------------------------- the audit
@@ -492,9 +512,10 @@ class WholeRunAudit:
 
 def default_canary(algorithm) -> str:
     """"gradient" when the algorithm has the hook, else "input"; ValueError with neither."""
-    if getattr(algorithm, "gradient_canary", None) is not None:
+    algorithm = read_algorithm(algorithm)
+    if algorithm.gradient_canary is not None:
         return "gradient"
-    if getattr(algorithm, "input_canary", None) is not None:
+    if algorithm.input_canary is not None:
         return "input"
     raise ValueError(f"algorithm {algorithm.name!r} has neither a `gradient_canary` hook nor "
                      "an `input_canary`: no canary to audit with")

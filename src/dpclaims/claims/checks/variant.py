@@ -57,6 +57,7 @@ import contextlib
 
 from dpclaims.analysis.accounting import account_event
 from dpclaims.analysis.records import dataset_as_lists
+from dpclaims.audits.capabilities import has_run, is_factory, read_mechanism
 from dpclaims.audits.mechanism import (
     InvalidMechanismError,
     sensitivity_note,
@@ -73,6 +74,7 @@ from dpclaims.audits.whole_run import validate_algorithm
 from dpclaims.claims import Claim, InputError, Verdict
 from dpclaims.claims.budgets import VariantBudget  # noqa: F401  (re-exported)
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds, search_verdict
+from dpclaims.claims.checks.mechanism import property_test, record_strategy, select_and_audit
 from dpclaims.claims.checks.whole_run import check_algorithm
 from dpclaims.claims.headline import (  # noqa: F401  (re-exported: check-variant's codes)
     EXIT_BAD_INPUT,
@@ -90,7 +92,6 @@ from dpclaims.claims.user_code import (  # noqa: F401  (re-exported)
     user_frame,
 )
 from dpclaims.property_tests.strategies import neighbouring_datasets
-from dpclaims.testing import property_test, record_strategy, select_and_audit
 
 
 def load_variant(spec: str, as_mechanism: bool = True):
@@ -112,8 +113,7 @@ def load_variant(spec: str, as_mechanism: bool = True):
     obj_name = spec.rpartition(":")[2]
     if not as_mechanism:
         return obj
-    if isinstance(obj, type) or (not hasattr(obj, "release") and not hasattr(obj, "run")
-                                 and callable(obj)):
+    if is_factory(obj):
         try:
             obj = obj()
         except Exception as exc:
@@ -137,7 +137,7 @@ def validated(obj):
     :func:`bad_input` so that those errors are bad input under both commands.
     """
     with bad_input():
-        if callable(getattr(obj, "run", None)):   # an algorithm (dpclaims.audits.whole_run)
+        if has_run(obj):   # an algorithm (dpclaims.audits.whole_run)
             obj = validate_algorithm(obj)
         else:
             obj = validate_mechanism(obj)
@@ -170,16 +170,17 @@ def check_sensitivity_claim(mech, budget: VariantBudget, seed: int) -> Verdict |
     the ``domain`` or ``candidates``) or, without data, from the ``domain``
     (:func:`~dpclaims.property_tests.strategies.neighbouring_datasets`).
     """
+    mech = read_mechanism(mech)   # a mechanism, or an object with a query only (`check`)
     sens = sensitivity_of(mech)
     if sens is None:
         return None
-    query = getattr(mech, "query", None)
+    query = mech.query
     relation = mech.claim.relation
     claim = _claim(mech, "sensitivity",
                    f"||query(D) - query(D')||_{sens.norm} <= {sens.value} for {relation} "
                    "neighbours", "hypothesis property test")
     note = sensitivity_note(mech)
-    data, domain = getattr(mech, "data", None), getattr(mech, "domain", None)
+    data, domain = mech.data, mech.domain
     records = record_strategy(mech, domain)
     missing = []
     if query is None:
@@ -258,7 +259,7 @@ def check_audit_claim(mech, budget: VariantBudget, seed: int) -> tuple[Verdict, 
                              "a pair to audit on: the variant has no `data` (or fewer than two "
                              "distinct candidate records), no record `domain` and no "
                              "`neighbouring_pairs()`", seed=seed), None
-    score = getattr(mech, "score", None) or budget.score
+    score = read_mechanism(mech).score or budget.score
     selection, r = select_and_audit(mech, pairs, n_trials=budget.n_trials,
                                     selection_trials=budget.pilot_trials, alpha=budget.alpha,
                                     score=score, seed=seed, workers=budget.workers)
@@ -282,7 +283,7 @@ def check_variant(mech, budget: VariantBudget, seed: int = 0, tick=lambda name: 
     :func:`dpclaims.claims.checks.whole_run.check_algorithm`.
     """
     mech = validated(mech)
-    if callable(getattr(mech, "run", None)):    # an algorithm (both run and release: InputError)
+    if has_run(mech):    # an algorithm (both run and release: InputError)
         with bad_input():
             verdicts, sections, meta = check_algorithm(
                 mech, budget, seed, tick, accounting_check=check_accounting_claim)

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from dpclaims.analysis.accounting import account_event
 from dpclaims.analysis.records import dataset_as_lists, get_record, n_records
+from dpclaims.audits.capabilities import read_algorithm
 from dpclaims.audits.mechanism import InvalidMechanismError, Sensitivity
 from dpclaims.audits.whole_run import (
     STATISTICS,
@@ -67,10 +68,11 @@ def _records(data) -> list:
 def _batch(alg):
     """The base batch of the property test: the first ``batch_size`` records of ``data``
     (one record for a DP-SEP-like step, ``step_batch_size`` if the algorithm states it)."""
+    alg = read_algorithm(alg)
     data = alg.data
-    b = getattr(alg, "step_batch_size", None) or getattr(alg, "batch_size", None)
+    b = alg.step_batch_size or alg.batch_size
     if b is None:
-        b = 1 if getattr(alg, "relation", "") == "replace-one" else min(n_records(data), 4)
+        b = 1 if alg.relation == "replace-one" else min(n_records(data), 4)
     recs = [get_record(data, i) for i in range(int(b))]
     if isinstance(recs[0], tuple):
         return tuple(np.stack([r[j] for r in recs]) for j in range(len(recs[0])))
@@ -80,7 +82,8 @@ def _batch(alg):
 def check_step_sensitivity(alg, max_examples: int, seed: int) -> Verdict | None:
     """The property test of the update's claimed sensitivity (module docstring); None when
     the algorithm has no ``step``."""
-    if getattr(alg, "step", None) is None:
+    alg = read_algorithm(alg)
+    if alg.step is None:
         return None
     sens = alg.step_sensitivity
     if not isinstance(sens, Sensitivity):
@@ -90,11 +93,11 @@ def check_step_sensitivity(alg, max_examples: int, seed: int) -> Verdict | None:
                    f"one update from any state moves its release by at most {sens.value:.6g} "
                    f"(L{sens.norm}) between {relation} neighbouring batches",
                    "hypothesis property test from random states")
-    data = getattr(alg, "data", None)
+    data = alg.data
     if data is None:
         return not_checkable(claim, "as-given", "`data` to draw batches from: the algorithm "
                              "has `step` but no `data`", seed=seed)
-    records = _records(data) + list(getattr(alg, "candidates", None) or [])
+    records = _records(data) + list(alg.candidates or [])
     base = _batch(alg)
     pairs = neighbouring_datasets(st.sampled_from(records), relation, base=base)
     strategy = st.tuples(st.integers(0, 2**32 - 1), pairs)
@@ -162,7 +165,8 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
 
     [] without ``performed_event``.
     """
-    event = getattr(alg, "performed_event", None)
+    alg = read_algorithm(alg)
+    event = alg.performed_event
     if event is None:
         return []
     c = alg.claim
@@ -179,7 +183,7 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
     readings = (((Reading("as performed, order known to the adversary",
                           ReadingKind.STRONGER_THREAT_MODEL), True),
                  ("as performed, hidden shuffle", False))
-                if getattr(alg, "performed_is_shuffle", False) else (("as performed", None),))
+                if alg.performed_is_shuffle else (("as performed", None),))
     for reading, known in readings:
         lower, upper, refined = epsilon_bounds(res, claimed, what, lower=known is not False)
         rows = ", ".join(f"{r.name} {r.epsilon:.4g}" for r in refined.rows
@@ -200,6 +204,7 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
 
 def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: int = 1):
     """The whole-run audit's verdict (module docstring); (verdict, WholeRunAudit or None)."""
+    alg = read_algorithm(alg)
     c = alg.claim
     claim = _claim(alg, "whole-run-audit",
                    f"the whole run is ({c.epsilon:.6g}, {c.delta:g})-DP under {c.relation}"
@@ -207,7 +212,7 @@ def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: in
                    "whole-run audit (Clopper-Pearson certificate)")
     try:
         canary = default_canary(alg)
-        if getattr(alg, "data", None) is None:
+        if alg.data is None:
             raise ValueError("the algorithm has no `data`")
     except ValueError as exc:
         return not_checkable(claim, "as-given", f"`data` and a canary for a whole-run audit "
@@ -216,7 +221,7 @@ def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: in
     r = w.result
     # no wall-clock figure here: results.json is determined by the seed
     ev = {"alpha": alpha, **w.to_dict(), "claimed_epsilon": c.epsilon, "delta": c.delta}
-    if hasattr(alg, "to_dict"):
+    if alg.to_dict is not None:
         ev["algorithm"] = alg.to_dict()
     source = (f"Clopper-Pearson whole-run audit, {w.canary} canary, {w.threat_model} "
               f"threat model, statistic {w.statistic}, {n_runs} runs per dataset, delta "
@@ -281,7 +286,7 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
             "table": None,
         })
     not_made = []
-    if getattr(alg, "step", None) is None:
+    if alg.step is None:
         not_made.append("step sensitivity (no `step`)")
     if alg.claim.dp_event is None:
         not_made.append("accounting (the claim has no dp_event)")

@@ -37,6 +37,7 @@ from dpclaims.analysis.validation import (
 )
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.audits.whole_run import (
+    WholeRunAlgorithm,
     check_flagged,
     check_gaussian_delta,
     check_sampling_rate,
@@ -72,7 +73,7 @@ def dpvi_background(n_records: int, dim: int = 2, seed: int = 0):
 
 
 @dataclass(frozen=True, eq=False)
-class DPVIRun:
+class DPVIRun(WholeRunAlgorithm):
     """T steps of DPVI (module docstring) as an algorithm.
 
     Parameters

@@ -44,6 +44,7 @@ from dpclaims.analysis.validation import (
 )
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.audits.whole_run import (
+    WholeRunAlgorithm,
     check_flagged,
     check_gaussian_delta,
     check_threat_model,
@@ -71,7 +72,7 @@ def dpsep_background(n_records: int, dim: int = 2, seed: int = 0):
 
 
 @dataclass(frozen=True, eq=False)
-class DPSEPPass:
+class DPSEPPass(WholeRunAlgorithm):
     """T epochs of DP-SEP (module docstring) as an algorithm; every theta~_new released.
 
     Parameters

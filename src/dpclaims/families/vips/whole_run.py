@@ -41,6 +41,7 @@ from dpclaims.analysis.validation import (
 )
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.audits.whole_run import (
+    WholeRunAlgorithm,
     check_gaussian_delta,
     check_threat_model,
 )
@@ -74,7 +75,7 @@ def vips_background(n_records: int, dim: int = 2, seed: int = 0):
 
 
 @dataclass(frozen=True, eq=False)
-class VIPSRun:
+class VIPSRun(WholeRunAlgorithm):
     """J iterations of VIPS for Bayesian logistic regression (module docstring).
 
     Parameters
