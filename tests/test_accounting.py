@@ -163,7 +163,12 @@ def test_events():
              "autodp-rdp", "moments-accountant"},
         ),
         (WOR, "replace-one", {"dp_accounting-rdp", "autodp-rdp", "moments-accountant"}),
-        (WOR, "add-remove", set()),
+        (
+            WOR,
+            "add-remove",  # fixed-size batches: the Poisson reduction (fixed_size tests)
+            {"dp_accounting-rdp", "dp_accounting-pld", "dp_accounting-pld-optimistic",
+             "autodp-rdp", "moments-accountant"},
+        ),
         (Sampling("none", steps=3), "add-remove", set(ACCOUNTANTS)),
     ],
 )
@@ -183,10 +188,14 @@ def test_unsupported_notes_give_the_reason():
     assert "PoissonSampledDpEvent" in ro.row("dp_accounting-rdp").note
     assert "Poisson" in ro.row("autodp-rdp").note
     assert "ball of radius Delta/2" in ro.row("dp_accounting-pld").note
-    ar = account(3.0, WOR, DELTA, "add-remove")
+    wor_ro = account(3.0, WOR, DELTA, "replace-one")
+    assert "SampledWithoutReplacementDpEvent" in wor_ro.row("dp_accounting-pld").note
+    assert "sampling" in wor_ro.row("analytic-gaussian").note
+    # the event as given is still refused under add-remove (account() reduces it)
+    event = dp_accounting.SelfComposedDpEvent(dp_accounting.SampledWithoutReplacementDpEvent(
+        100_000, 100, dp_accounting.GaussianDpEvent(3.0)), 100_000)
+    ar = account_event(event, DELTA, "add-remove", accountants=("dp_accounting-rdp",))
     assert "REPLACE_ONE" in ar.row("dp_accounting-rdp").note
-    assert "SampledWithoutReplacementDpEvent" in ar.row("dp_accounting-pld").note
-    assert "sampling" in ar.row("analytic-gaussian").note
 
 
 def test_pld_refinement_is_reported():

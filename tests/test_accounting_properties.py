@@ -143,7 +143,8 @@ def test_poisson_epsilon_increases_in_sampling_rate(sizes, more, sigma, delta, r
     assert_not_decreasing(lo, hi, f"batch_size went up from {b} to {b2} (N = {n})")
 
 
-# Sampling without replacement: replace-one only (add-remove is unsupported everywhere).
+# Sampling without replacement under replace-one (under add-remove account() reduces it to
+# the Poisson add-remove pair at sigma / 2: tests/test_accounting_fixed_size.py).
 
 
 @_settings(10)

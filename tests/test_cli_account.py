@@ -220,3 +220,18 @@ def test_a_noise_multiplier_outside_the_accountants_range_gives_not_computed_row
         assert rows[name]["epsilon"] is None
         assert rows[name]["note"].startswith("not computed") and error in rows[name]["note"]
     assert out["certified_bracket"] == {"lower": None, "upper": None}
+
+
+def test_fixed_size_batches_under_add_remove_are_accounted_by_the_reduction():
+    args = ["account", "--sampling", "without-replacement", "--dataset-size", "100",
+            "--batch-size", "50", "--steps", "4", "--delta", "1e-5", "--sigma", "2",
+            "--no-cache", "--json"]
+    out = json.loads(run(*args, "--relation", "add-remove").stdout)
+    rows = {r["accountant"]: r for r in out["rows"]}
+    assert rows["dp_accounting-pld"]["epsilon"] == pytest.approx(6.677, abs=2e-3)
+    assert rows["dp_accounting-pld-optimistic"]["bound"] == "lower"
+    assert all("Fixed-size batches under add-remove" in r["note"] for r in out["rows"])
+    assert "half the noise multiplier" in out["note"]
+    assert out["certified_bracket"]["lower"]["epsilon"] > 3.485  # the audit
+    ro = json.loads(run(*args, "--relation", "replace-one").stdout)
+    assert "Fixed-size" not in json.dumps(ro) and "(N public)" in ro["note"]

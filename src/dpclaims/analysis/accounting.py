@@ -28,23 +28,32 @@ radius Delta / 2 around 0 (clipping), the worst pair being f(z) = -f(z').
 
 **Sampling** (:class:`Sampling`). ``poisson``: each record joins each step's
 batch independently with probability q = B / N. ``without-replacement``: each
-step uses a uniformly random subset of exactly B of the N records (N public;
-replace-one). ``shuffle`` / ``fixed-order``: each pass (epoch) touches each
-record exactly once, in batches that partition the data; this is *not*
-subsampling. ``none``: every step uses the whole dataset.
+step uses a uniformly random subset of exactly B of the N records (under replace-one
+N is public; under add-remove the neighbours hold N - 1 or N + 1 records and each step
+still draws B: :func:`fixed_size_add_remove_event`). ``shuffle`` / ``fixed-order``:
+each pass (epoch) touches each record exactly once, in batches that partition the data;
+this is *not* subsampling. ``none``: every step uses the whole dataset.
 
 Verified support (dp_accounting 0.6.0 [10]_, autodp 0.2.3.1; AR = add-remove,
 RO = replace-one; "Gaussian" = shuffle, fixed-order and none)::
 
-    accountant           Poisson AR  Poisson RO  WOR AR  WOR RO  Gaussian AR  Gaussian RO
-    dp_accounting-rdp    yes         no          no      yes     yes          yes
-    dp_accounting-pld    yes         yes [*]     no      no      yes          yes [*]
-    autodp-rdp           yes         no          no      yes     yes          yes
-    moments-accountant   yes         no          no      yes     yes          yes
-    analytic-gaussian    no          no          no      no      yes          yes
+    accountant           Poisson AR  Poisson RO  WOR AR   WOR RO  Gaussian AR  Gaussian RO
+    dp_accounting-rdp    yes         no          yes [+]  yes     yes          yes
+    dp_accounting-pld    yes         yes [*]     yes [+]  no      yes          yes [*]
+    autodp-rdp           yes         no          yes [+]  yes     yes          yes
+    moments-accountant   yes         no          yes [+]  yes     yes          yes
+    analytic-gaussian    no          no          no       no      yes          yes
 
     [*] given 2 sigma (see above). The moments accountant converts dp_accounting's
     RDP curve, so it has that accountant's support.
+    [+] not by the libraries (dp_accounting 0.6.0 and its newest source accept
+    ``SampledWithoutReplacementDpEvent`` under REPLACE_ONE only, in the RDP accountant
+    only; autodp refuses an add_remove mechanism): :func:`account` accounts fixed-size
+    batches under add-remove by a reduction to a Poisson-subsampled Gaussian pair,
+    :func:`fixed_size_add_remove_event`, which every Poisson add-remove accountant then
+    bounds. :func:`account_event` given a ``SampledWithoutReplacementDpEvent`` under
+    add-remove still says "unsupported" (the event does not say that the noise is
+    relative to the add-remove sensitivity).
 
 References
 ----------
@@ -66,6 +75,19 @@ References
    discrete approximations of privacy loss distributions", PETS 2022.
 .. [10] dp_accounting documentation and source,
    https://github.com/google/differential-privacy/tree/main/python/dp_accounting
+.. [11] Balle, Barthe, Gaboardi, "Privacy amplification by subsampling: tight
+   analyses via couplings and divergences", NeurIPS 2018 (couplings; joint convexity
+   of the hockey-stick divergence).
+.. [12] Zhu, Dong, Wang, "Optimal accounting of differential privacy via
+   characteristic function", AISTATS 2022 (dominating pairs of distributions and their
+   adaptive composition; add and remove taken together, Thm. 11; sampling without
+   replacement under substitution, Prop. 30: the numbers as cited in the OpenReview
+   discussion of [13]).
+.. [13] Lebeda, Regehr, Kamath, Steinke, "Avoiding pitfalls for privacy accounting of
+   subsampled mechanisms under composition", arXiv:2405.20769, 2024 (Poisson
+   subsampling and sampling without replacement are not interchangeable in accounting;
+   the dominating pair of a subsampled mechanism, (1 - gamma) P + gamma Q, Thm. 10 of
+   the ICLR 2025 submission).
 """
 
 from __future__ import annotations
@@ -117,6 +139,8 @@ __all__ = [
     "gaussian_epsilon_bracket",
     "composed_gaussian_sigma",
     "dp_event_for",
+    "fixed_size_add_remove_event",
+    "fixed_size_add_remove_rate",
 ]
 
 KINDS = SAMPLINGS  # the sampling kinds (dpclaims.analysis.vocabulary.SamplingKind)
@@ -192,6 +216,127 @@ def dp_event_for(noise_multiplier: float, sampling: Sampling) -> dp_accounting.D
     else:
         inner, count = gaussian, sampling.num_steps
     return dp_accounting.SelfComposedDpEvent(inner, count)
+
+
+def fixed_size_add_remove_rate(sampling: Sampling) -> float:
+    """The sampling rate of the Poisson pair that bounds fixed-size batches under
+    add-remove (:func:`fixed_size_add_remove_event`): B / N, or N / (N + 1) when B = N.
+
+    Of a dataset of N records the neighbours under add-remove have N - 1 and N + 1
+    records; a pair whose larger dataset has M records is bounded at rate B / M. The
+    worst neighbour is the smaller one, M = N, when it still holds a batch (N - 1 >= B);
+    when B = N it cannot be sampled from, and the only neighbours have N + 1 records.
+    """
+    from dpclaims.analysis.sampling import _fixed_size_rate
+
+    return _fixed_size_rate(sampling.dataset_size, sampling.batch_size)
+
+
+def fixed_size_add_remove_event(noise_multiplier: float,
+                                sampling: Sampling) -> dp_accounting.DpEvent:
+    """The DpEvent that bounds fixed-size batches (B of N, without replacement) under
+    add-remove: ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma /
+    2)), T)``, with q = :func:`fixed_size_add_remove_rate`, to be accounted under
+    ADD_OR_REMOVE_ONE.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        sigma > 0, relative to the add-remove sensitivity Delta of the un-sampled query
+        (C for a sum clipped to norm C: DP-SGD's and d3p's noise multiplier).
+    sampling : Sampling
+        Of kind ``without-replacement``.
+
+    Notes
+    -----
+    **The reduction.** Let D hold M - 1 records and D' = D + {z} hold M; each step draws
+    a uniformly random batch of exactly B records (B <= M - 1) and releases f(batch) +
+    N(0, sigma^2 Delta^2 I), where f is a sum of per-record contributions of norm <= C
+    (then Delta = C), or any query of add-remove sensitivity Delta. Let gamma = B / M.
+
+    A batch of D' misses z with probability 1 - gamma, and is then a uniform B-subset
+    of D; it holds z with probability gamma, and is then {z} + T with T a uniform
+    (B - 1)-subset of D. A uniform B-subset of D is T + {y}, T a uniform (B - 1)-subset
+    of D and y uniform on D \\ T. Index both outputs by the same (T, y), m = f(T + {y}):
+
+        M(D)  = E_(T,y) [ N(m, s^2) ],
+        M(D') = E_(T,y) [ (1 - gamma) N(m, s^2) + gamma N(m + v, s^2) ],
+        v = f(T + {z}) - f(T + {y}),  |v| <= 2 Delta,
+
+    (the second line integrates y out of the gamma term, which then no longer depends
+    on it). The hockey-stick divergence is jointly convex [11]_, so both directions
+    are bounded by the worst (T, y); by translation and rotation invariance and
+    monotonicity in |v| of the Gaussian pair, that is |v| = 2 Delta:
+
+        H_a(M(D') || M(D)) <= H_a((1 - gamma) N(0, s^2) + gamma N(2 Delta, s^2) || N(0, s^2)),
+
+    and the same with the arguments swapped. The right-hand pair is the Poisson-
+    subsampled Gaussian's add-remove pair at rate gamma with sensitivity 2 Delta, i.e.
+    noise multiplier sigma / 2: a dominating pair of each step for every query and every
+    pair of datasets of sizes M - 1 and M, so the T-step adaptive composition is
+    dominated by its T-fold product [12]_ and every accountant of Poisson sampling under
+    add-remove (dp_accounting's RDP and PLD, autodp, the moments accountant) bounds it.
+    An added record that enters a full batch pushes another out: that is the 2 Delta,
+    which Poisson accounting at multiplier sigma (d3p 0.2.0's ``DPSVI.get_epsilon``)
+    misses.
+
+    **Which rate.** The rate is B over the size of the *larger* dataset of the pair. The
+    neighbours of the N records actually used have N - 1 and N + 1 records: the pair
+    (N - 1, N) is at rate B / N, the pair (N, N + 1) at B / (N + 1) < B / N, and epsilon
+    increases with the rate, so B / N covers both (B / (N + 1) only the second: the
+    issue's "exact" 6.63 for N = 100, B = 50, sigma = 2, 4 steps, delta = 1e-5 is the
+    pair (100, 101); B / N gives 6.68). When B = N the smaller neighbour holds no batch,
+    and the rate is N / (N + 1) (:func:`fixed_size_add_remove_rate`).
+
+    **Tightness.** The bound is attained: take D with all M - 1 contributions equal to
+    -C e and z = +C e (a fixed unit vector e; a 1-D clipped sum with records at -C and
+    +C). Then m = -B C e for every (T, y), v = 2 C e, and M(D), M(D') *are* the pair
+    above, translated; over T non-adaptive steps the product pair. So the pessimistic
+    PLD of this event is an upper bound and its optimistic PLD a lower bound on the
+    true epsilon (the supremum over queries of this class and neighbouring pairs
+    touching the N records), RDP values are upper bounds, and none is exact.
+    tests/test_accounting_fixed_size.py checks the lower end against an independent
+    computation of that pair (:mod:`dpclaims.analysis.fixed_size_exact`).
+
+    Lebeda et al. [13]_ show that Poisson and fixed-size (without replacement) sampling
+    must not be accounted interchangeably; they analyse sampling without replacement
+    under substitution, where the replaced record moves the sum by 2 C as well. The
+    reduction above is this module's (the paper's text on add-remove was not available
+    to the reading that wrote it); its ingredients are the coupling and joint convexity
+    of [11]_ and the dominating pairs of [12]_.
+
+    Raises
+    ------
+    ValueError
+        ``noise_multiplier`` not a finite number > 0; ``sampling`` not of kind
+        ``without-replacement``.
+    """
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    if not isinstance(sampling, Sampling) or sampling.kind != "without-replacement":
+        raise ValueError(f"sampling must be a Sampling of kind 'without-replacement', "
+                         f"got {sampling!r}")
+    inner = dp_accounting.PoissonSampledDpEvent(
+        fixed_size_add_remove_rate(sampling), dp_accounting.GaussianDpEvent(sigma / 2))
+    return dp_accounting.SelfComposedDpEvent(inner, sampling.num_steps)
+
+
+def _event_for(sigma: float, sampling: Sampling, relation: str) -> dp_accounting.DpEvent:
+    """The event :func:`account` and :func:`calibrate_noise_multiplier` account under
+    ``relation``: :func:`dp_event_for`, except fixed-size batches under add-remove,
+    which are accounted by :func:`fixed_size_add_remove_event`."""
+    if sampling.kind == "without-replacement" and relation == "add-remove":
+        return fixed_size_add_remove_event(sigma, sampling)
+    return dp_event_for(sigma, sampling)
+
+
+#: What every row of fixed-size batches under add-remove adds to its note.
+FIXED_SIZE_ADD_REMOVE_NOTE = (
+    " Fixed-size batches under add-remove: accounted as the Poisson-subsampled Gaussian "
+    "pair at rate {q:.6g} with noise multiplier sigma / 2 = {half:.6g} (an added record "
+    "entering a batch pushes another out, moving a clipped sum by up to 2C; "
+    "accounting.fixed_size_add_remove_event), a dominating pair attained by records at "
+    "-C and +C."
+)
 
 
 # --------------------------------------------------------------------------- results
@@ -481,7 +626,14 @@ def account(
         halved from ``pld_initial_interval`` until epsilon changes by less than
         ``pld_rtol``, or the row says it did not converge within
         ``pld_max_refinements`` halvings. Under replace-one it is given 2 sigma
-        (module notes). No sampling without replacement.
+        (module notes). No sampling without replacement under replace-one.
+
+        Sampling without replacement under add-remove (fixed-size batches) is
+        accounted by every row as the Poisson add-remove event of
+        :func:`fixed_size_add_remove_event` (rate B / N, multiplier sigma / 2), a
+        dominating pair that is attained: the RDP and pessimistic PLD rows are upper
+        bounds and the optimistic PLD a lower bound on the true epsilon; each row's note
+        says so.
 
         ``autodp-rdp``: autodp's RDP composition; Poisson by [5]_ (Thm. 8,
         ``improved_bound_flag=True``, evaluated at integer orders and
@@ -532,7 +684,7 @@ def account(
     if accountants is not None and not set(accountants) <= set(ACCOUNTANTS):
         raise ValueError(f"accountants must be names from {ACCOUNTANTS} for a Gaussian "
                          f"mechanism, got {accountants!r}")
-    event = dp_event_for(sigma, sampling)
+    event = _event_for(sigma, sampling, relation)
     rows = account_event(event, delta, relation, rtol=rtol,
                          pld_initial_interval=pld_initial_interval,
                          pld_max_refinements=pld_max_refinements, pld_rtol=pld_rtol,
@@ -540,6 +692,12 @@ def account(
                          accountants=accountants).rows
     if sampling.kind == "shuffle":
         rows = [_hidden_shuffle_row(r) for r in rows]
+    if sampling.kind == "without-replacement" and relation == "add-remove":
+        from dataclasses import replace
+
+        extra = FIXED_SIZE_ADD_REMOVE_NOTE.format(q=fixed_size_add_remove_rate(sampling),
+                                                  half=sigma / 2)
+        rows = [replace(r, note=r.note + extra) for r in rows]
     delta = check_delta(delta)
     note = sampling.accounting_note(sigma, relation)
     return AccountingResult(
@@ -934,7 +1092,7 @@ def calibrate_noise_multiplier(
                              f"{_out_of_range(accountant, exc)}") from None
 
     def _epsilon_at(sigma: float) -> float:
-        event = dp_event_for(sigma, sampling)
+        event = _event_for(sigma, sampling, relation)
         if accountant == "dp_accounting-rdp":
             eps = _dpa_rdp_accountant(event, relation).get_epsilon(delta)
         elif accountant == "autodp-rdp":

@@ -190,6 +190,16 @@ class Sampling:
                 f"probability q = B/N = {b}/{n} = {self.sampling_rate:.6g}; "
                 f"{self.num_steps} steps."
             )
+        elif self.kind == "without-replacement" and relation == "add-remove":
+            text = (
+                f"Sampling without replacement: each batch is a uniformly random subset of "
+                f"exactly B = {b} of the records, N = {n} here and N - 1 or N + 1 in a "
+                f"neighbouring dataset; {self.num_steps} steps. Accounted under add-remove "
+                f"as Poisson sampling at rate {_fixed_size_rate(n, b):.6g} with half the "
+                "noise multiplier: an added record that enters a batch pushes another "
+                "out, so the batch changes by a replacement (dpclaims.analysis.accounting."
+                "fixed_size_add_remove_event)."
+            )
         elif self.kind == "without-replacement":
             text = (
                 f"Sampling without replacement: each batch is a uniformly random subset of "
@@ -220,3 +230,9 @@ class Sampling:
                     "an insertion shifts every later batch and the bound does not apply."
                 )
         return text
+
+
+def _fixed_size_rate(n: int, b: int) -> float:
+    """B / N, or N / (N + 1) when B = N: the rate at which fixed-size batches are
+    accounted under add-remove (dpclaims.analysis.accounting.fixed_size_add_remove_rate)."""
+    return b / n if b < n else n / (n + 1)
