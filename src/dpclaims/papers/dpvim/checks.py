@@ -43,6 +43,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import stats
 
+import dpclaims.papers.dpvim.exact as exact
 from dpclaims.analysis.intervals import clopper_pearson
 from dpclaims.claims import Verdict, ran_on
 from dpclaims.claims.checks.bounds import search_verdict
@@ -67,7 +68,6 @@ from dpclaims.families.dpvi.dpvi import (
     elbo_single_sample,
     fisher_blocks,
 )
-from dpclaims.papers.dpvim import exact
 from dpclaims.papers.dpvim.catalogue import BUDGETS as DPVIM_BUDGETS
 from dpclaims.papers.dpvim.catalogue import CLAIMS
 from dpclaims.papers.dpvim.privacy_numbers import DPVIM_PAPER, ENTRIES

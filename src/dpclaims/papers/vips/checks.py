@@ -19,6 +19,7 @@ import numpy as np
 from autodp import mechanism_zoo
 from hypothesis import strategies as st
 
+import dpclaims.papers.vips.certified as certified
 from dpclaims.analysis.validation import check_positive
 from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import (
@@ -39,7 +40,6 @@ from dpclaims.claims.paper import PaperResult, RunContext
 from dpclaims.families.vips.blr import blr_statistics
 from dpclaims.families.vips.sbn import init_sbn_params
 from dpclaims.families.vips.step import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
-from dpclaims.papers.vips import certified
 from dpclaims.papers.vips.catalogue import CLAIMS, READINGS
 from dpclaims.papers.vips.checks_blr_sbn import check_blr_accuracy, check_sbn_accuracy
 from dpclaims.papers.vips.checks_lda import check_lda_accuracy
