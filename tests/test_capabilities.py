@@ -27,6 +27,9 @@ RESOLVER = SRC / "audits" / "capabilities.py"
 #: (file name, source of the first argument): hasattr / getattr on no mechanism or algorithm
 ALLOWED = {
     ("cli_endings.py", "exc"),                        # an exception
+    ("enclosures.py", "out"),                         # a numpy array or a sequence (ravel)
+    ("registry.py", "import_module(module)"),         # a module (the score/threshold table)
+    ("plugin.py", "import_module(module)"),           # a module (PEP 562)
     ("__init__.py", "import_module(f'dpclaims.audits.{module}')"),  # a module (PEP 562)
     ("core.py", "self"),                              # a dataclass's own fields
     ("core.py", "scorer"),                            # a score object of audits.scores

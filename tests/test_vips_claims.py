@@ -74,9 +74,19 @@ def test_log_moment_gap_exact():
 
 
 def test_sensitivity_searches_without_counterexample_are_inconclusive():
+    """A search alone (certify=False) bounds a sensitivity from below only: without a
+    counterexample it is inconclusive. With the certified upper ends (the default) the
+    true claims of eq. 22 and eqs. 57 / 59 hold, eq. 23 (search only) stays inconclusive."""
     from dpclaims.papers.vips.checks import check_alg2_calibration, check_blr_sensitivity
 
-    blr = check_blr_sensitivity(20, seed=0)
+    certified = check_blr_sensitivity(20, seed=0)
+    by = {(v.claim.id, str(v.reading)): v.verdict for v in certified}
+    assert by[("vips/eq22-sensitivity", "BLR statistics, per coordinate")] == "holds"
+    assert {k: x for k, x in by.items() if k[0] == "vips/blr-sensitivity"} and all(
+        x == "holds" for k, x in by.items() if k[0] == "vips/blr-sensitivity")
+    assert all(x == "inconclusive" for k, x in by.items()
+               if k[0] == "vips/eq23-minibatch-sensitivity")
+    blr = check_blr_sensitivity(20, seed=0, certify=False)
     for v in blr:
         assert v.verdict == "inconclusive" and "No counterexample" in v.sentence
         assert v.evidence["basis"]["upper"] is None and not v.certificate

@@ -224,8 +224,9 @@ def minibatch():
 
 
 def test_step_mechanism_follows_the_protocol_and_claims_the_gaussian_epsilon():
-    step = validate_mechanism(small_step())
-    out = draw_release(step, minibatch(), np.random.default_rng(1), 20000)
+    caps = validate_mechanism(small_step())
+    step = caps.source
+    out = draw_release(caps, minibatch(), np.random.default_rng(1), 20000)
     assert out.shape == (20000, 10)
     q = step.query(minibatch())
     assert q.shape == (10,)
