@@ -19,6 +19,11 @@ import numpy as np
 from autodp import mechanism_zoo
 from hypothesis import strategies as st
 
+# Imported eagerly: hypothesis mixes literal constants of every loaded module into its
+# draws, so a module first imported during a search would change the next search.
+from dpclaims.algorithms.vips.blr import blr_statistics
+from dpclaims.algorithms.vips.sbn import init_sbn_params
+from dpclaims.algorithms.vips.step import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
 from dpclaims.analysis.validation import check_positive
 from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import (
@@ -32,12 +37,6 @@ from dpclaims.claims import CheckTimer, Verdict, ran_on
 from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
 from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
 from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
-
-# Imported eagerly: hypothesis mixes literal constants of every loaded module into its
-# draws, so a module first imported during a search would change the next search.
-from dpclaims.families.vips.blr import blr_statistics
-from dpclaims.families.vips.sbn import init_sbn_params
-from dpclaims.families.vips.step import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
 from dpclaims.papers.vips.catalogue import CLAIMS, READINGS
 from dpclaims.papers.vips.checks_blr_sbn import check_blr_accuracy, check_sbn_accuracy
 from dpclaims.papers.vips.checks_lda import check_lda_accuracy
