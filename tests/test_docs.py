@@ -13,7 +13,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Deprecated aliases of moved modules (issue 39): old name -> new home.
-MOVED = {"dpclaims.families": "dpclaims.algorithms"}
+MOVED = {"dpclaims.families": "dpclaims.algorithms",
+         "dpclaims.claims.cluster": "dpclaims.execution.cluster",
+         "dpclaims.claims.user_code": "dpclaims.execution.user_code"}
 EXCLUDED = ("dpclaims.reports.render", "dpclaims.reports.output", "dpclaims.devtools",
             *MOVED)
 

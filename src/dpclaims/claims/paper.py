@@ -91,7 +91,7 @@ class RunContext:
         Processes the paper may use for independent checks.
     client : dask.distributed.Client or None
         The Dask cluster of ``dpclaims audit --scheduler`` (None: run locally). A paper
-        passes it to :class:`~dpclaims.claims.core.CheckTimer` (its started checks run
+        passes it to :class:`~dpclaims.execution.checks.CheckTimer` (its started checks run
         on the cluster) and to :func:`~dpclaims.audits.core.audit` (its trial blocks
         do); checks must give the same values either way. Never pass it into a check
         that itself runs on the cluster.

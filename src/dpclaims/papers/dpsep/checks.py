@@ -43,7 +43,7 @@ from dpclaims.analysis.gaussian import (
 from dpclaims.analysis.kl_tail_bound import kl_tail_study
 from dpclaims.analysis.seeds import rng_for
 from dpclaims.audits.core import audit
-from dpclaims.claims import CheckTimer, InputError, Verdict, ran_on
+from dpclaims.claims import InputError, Verdict, ran_on
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds
 from dpclaims.claims.kernel import Bound, Claimed, Part, decide_all
 from dpclaims.data.datasets import (
@@ -55,6 +55,7 @@ from dpclaims.data.datasets import (
     load_randhie,
     load_uci,
 )
+from dpclaims.execution import CheckTimer
 from dpclaims.papers.dpsep.calibration import (
     CALIBRATION_READINGS,
     _calibration_sampling,

@@ -53,7 +53,7 @@ from dpclaims.algorithms.dpvi.dpvi import (
     fisher_blocks,
 )
 from dpclaims.analysis.intervals import clopper_pearson
-from dpclaims.claims import CheckTimer, Verdict, ran_on
+from dpclaims.claims import Verdict, ran_on
 from dpclaims.claims.checks.bounds import search_verdict
 from dpclaims.claims.kernel import (
     Bound,
@@ -64,6 +64,7 @@ from dpclaims.claims.kernel import (
     decide,
     decide_all,
 )
+from dpclaims.execution import CheckTimer
 from dpclaims.papers.dpvim.catalogue import BUDGETS as DPVIM_BUDGETS
 from dpclaims.papers.dpvim.catalogue import CLAIMS
 from dpclaims.papers.dpvim.privacy_numbers import DPVIM_PAPER, ENTRIES

@@ -33,10 +33,11 @@ from dpclaims.audits.mechanism import (
     replace_one,
     replace_record,
 )
-from dpclaims.claims import CheckTimer, Verdict, ran_on
+from dpclaims.claims import Verdict, ran_on
 from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
 from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
 from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
+from dpclaims.execution import CheckTimer
 from dpclaims.papers.vips.catalogue import CLAIMS, READINGS
 from dpclaims.papers.vips.checks_blr_sbn import check_blr_accuracy, check_sbn_accuracy
 from dpclaims.papers.vips.checks_lda import check_lda_accuracy
