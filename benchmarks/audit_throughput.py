@@ -63,13 +63,13 @@ from dataclasses import dataclass
 import dp_accounting
 import numpy as np
 
+from dpclaims.algorithms.sep.likelihoods import Probit
+from dpclaims.algorithms.sep.sep import DPSEPParams, run_sep
+from dpclaims.algorithms.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.analysis import kl_tail_bound
 from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import GaussianMechanism, PrivacyClaim, replace_one
 from dpclaims.data.datasets import load_fair
-from dpclaims.families.sep.likelihoods import Probit
-from dpclaims.families.sep.sep import DPSEPParams, run_sep
-from dpclaims.families.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.papers.dpsep.checks import prior_natural
 from dpclaims.papers.dpsep.experiment_thm41 import A_GRID, grid_configs
 

@@ -11,11 +11,11 @@ import time
 
 import numpy as np
 
+from dpclaims.algorithms.sep.likelihoods import Probit
+from dpclaims.algorithms.sep.sep import DPSEPParams, run_sep
+from dpclaims.algorithms.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.audits.core import audit
 from dpclaims.data.datasets import load_fair
-from dpclaims.families.sep.likelihoods import Probit
-from dpclaims.families.sep.sep import DPSEPParams, run_sep
-from dpclaims.families.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.papers.dpsep.checks import prior_natural
 
 

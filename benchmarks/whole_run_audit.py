@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python benchmarks/whole_run_audit.py [--quick] [--workers 2]``.
 
-Algorithm: :class:`dpclaims.families.dpvi.whole_run.DPVIRun`, aligned variant,
+Algorithm: :class:`dpclaims.algorithms.dpvi.whole_run.DPVIRun`, aligned variant,
 T = 300 steps, Poisson rate q = 0.5, sigma = 10, C = 1, N = 20 background records
 (d = 2, x_1 = 0), SGD with lr 0.05, add-remove, delta = 1e-5. The accounted epsilon is
 dp_accounting's PLD epsilon of ``SelfComposedDpEvent(PoissonSampledDpEvent(0.5,
@@ -28,8 +28,8 @@ import time
 
 import numpy as np
 
+from dpclaims.algorithms.dpvi.whole_run import DPVIRun
 from dpclaims.audits.whole_run import audit_whole_run, canary_pair, loop_runs
-from dpclaims.families.dpvi.whole_run import DPVIRun
 
 SETTINGS = dict(n_records=20, steps=300, clip=1.0, noise_multiplier=10.0, sampling_rate=0.5,
                 variant="aligned", lr=0.05, delta=1e-5)

@@ -54,9 +54,9 @@ import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from dpclaims.families.dpvi.whole_run import DPVIRun
-from dpclaims.families.sep.whole_run import DPSEPPass
-from dpclaims.families.vips.whole_run import VIPSRun
+from dpclaims.algorithms.dpvi.whole_run import DPVIRun
+from dpclaims.algorithms.sep.whole_run import DPSEPPass
+from dpclaims.algorithms.vips.whole_run import VIPSRun
 
 DPVI = dict(n_records=20, steps=4, noise_multiplier=2.0, sampling_rate=0.5, clip=2.0)
 

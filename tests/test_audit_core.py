@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 from scipy.stats import beta, binom, norm
 
+from dpclaims.algorithms.sep.likelihoods import LinearGaussian, Probit
+from dpclaims.algorithms.sep.sep import DPSEPParams
+from dpclaims.algorithms.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
 from dpclaims.analysis.gaussian import flatten_natural, natural_dim
 from dpclaims.audits import (
     AuditResult,
@@ -38,9 +41,6 @@ from dpclaims.audits.core import (
     optimal_cp_limit,
     tradeoff_curve,
 )
-from dpclaims.families.sep.likelihoods import LinearGaussian, Probit
-from dpclaims.families.sep.sep import DPSEPParams
-from dpclaims.families.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
 
 DELTA = 1e-5
 # False-alarm rate of each repeated-audit soundness test: P(Binomial(runs, alpha) > k) <= FA.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpclaims.families.sep.bnn_vi import (
+from dpclaims.algorithms.sep.bnn_vi import (
     _augment,
     _nll_grads,
     elbo_estimate,

@@ -70,7 +70,7 @@ def test_vips_step_audits_on_the_cluster_give_the_local_verdicts(dask_client):
 
 
 def test_a_worker_that_cannot_write_the_output_folder_is_refused(dask_client, tmp_path):
-    from dpclaims.claims.cluster import check_workers
+    from dpclaims.execution.cluster import check_workers
 
     assert check_workers(dask_client, tmp_path)["workers"] == 2
     with pytest.raises(InputError, match=r"Dask worker tcp://.* cannot write to this run's "
@@ -229,7 +229,7 @@ def test_lost_cluster_tells_dasks_failures_from_errors_raised_on_a_worker():
     from distributed.comm.core import CommClosedError
     from distributed.scheduler import KilledWorker
 
-    from dpclaims.claims.cluster import lost_cluster
+    from dpclaims.execution.cluster import lost_cluster
 
     class Client:
         status = "running"
@@ -279,7 +279,7 @@ def test_a_scheduler_lost_while_the_workers_are_checked_is_a_lost_cluster(tmp_pa
     pytest.importorskip("distributed")
     from distributed.comm.core import CommClosedError
 
-    from dpclaims.claims.cluster import ClusterLostError, check_workers
+    from dpclaims.execution.cluster import ClusterLostError, check_workers
 
     class Client:
         status = "running"

@@ -1,4 +1,4 @@
-"""Tests of the numpy DPVI / DPVIm reference implementation (``dpclaims.families.dpvi.dpvi``).
+"""Tests of the numpy DPVI / DPVIm reference implementation (``dpclaims.algorithms.dpvi.dpvi``).
 
 Paper: Jälkö, Prediger, Honkela & Kaski, "DPVIm" (``../shared/papers/dpvim.txt``):
 Sec. 2.2 (eqs. 6-10), Sec. 3.1 (eqs. 11-20, Algorithms 1-2), App. B-D, App. J.
@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 from scipy.special import expit, log_expit
 
-from dpclaims.families.dpvi.dpvi import (
+from dpclaims.algorithms.dpvi.dpvi import (
     VARIANTS,
     DPVIConfig,
     FullRank,

@@ -1,4 +1,4 @@
-"""Tests of the DPVI gradient-canary mechanism (``dpclaims.families.dpvi.step``) and the DPVIm
+"""Tests of the DPVI gradient-canary mechanism (``dpclaims.algorithms.dpvi.step``) and the DPVIm
 empirical-audit check (``dpclaims.papers.dpvim.checks_audit``).
 
 Every random procedure is seeded, so each test is deterministic. The audit tests state
@@ -15,11 +15,11 @@ import dp_accounting
 import numpy as np
 import pytest
 
+from dpclaims.algorithms.dpvi.dpvi import DPVIConfig, LogisticRegression, run_dpvi
+from dpclaims.algorithms.dpvi.step import DPVIGradientCanary
 from dpclaims.analysis.accounting import Sampling, account
 from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import add_one, validate_mechanism
-from dpclaims.families.dpvi.dpvi import DPVIConfig, LogisticRegression, run_dpvi
-from dpclaims.families.dpvi.step import DPVIGradientCanary
 from dpclaims.papers.dpvim.checks_audit import CLAIM, check_empirical_audit
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "dpvim.txt"

@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 from mpmath import iv
 
-from dpclaims.analysis.enclosures import lower_float, precision, upper_float
-from dpclaims.claims.kernel import basis_key
-from dpclaims.families.dpvi.dpvi import (
+from dpclaims.algorithms.dpvi.dpvi import (
     FullRank,
     LinearRegression,
     LogisticRegression,
@@ -19,6 +17,8 @@ from dpclaims.families.dpvi.dpvi import (
     Transform,
     elbo_single_sample,
 )
+from dpclaims.analysis.enclosures import lower_float, precision, upper_float
+from dpclaims.claims.kernel import basis_key
 from dpclaims.papers.dpvim import exact
 from dpclaims.papers.dpvim.checks import check_aligned_identity, check_corollary31
 

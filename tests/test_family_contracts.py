@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 from dpclaims import mechanisms
+from dpclaims.algorithms.dpvi.zoo import FAMILY_ZOO as DPVI_ZOO
+from dpclaims.algorithms.sep.zoo import FAMILY_ZOO as SEP_ZOO
+from dpclaims.algorithms.vips.zoo import FAMILY_ZOO as VIPS_ZOO
 from dpclaims.analysis.accounting import account_event
 from dpclaims.audits.capabilities import (
     HasGradientCanary,
@@ -19,9 +22,6 @@ from dpclaims.audits.capabilities import (
 )
 from dpclaims.audits.mechanism import Sensitivity, validate_mechanism
 from dpclaims.audits.whole_run import is_algorithm, validate_algorithm
-from dpclaims.families.dpvi.zoo import FAMILY_ZOO as DPVI_ZOO
-from dpclaims.families.sep.zoo import FAMILY_ZOO as SEP_ZOO
-from dpclaims.families.vips.zoo import FAMILY_ZOO as VIPS_ZOO
 
 
 def _zoo_mechanism(factory):

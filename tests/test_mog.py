@@ -1,4 +1,4 @@
-"""Tests of dpclaims.families.sep.mog (DP-SEP v0/v1 Sec. 6.1) and its runner."""
+"""Tests of dpclaims.algorithms.sep.mog (DP-SEP v0/v1 Sec. 6.1) and its runner."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 
-from dpclaims.analysis.accounting import composed_gaussian_sigma
-from dpclaims.analysis.gaussian import gaussian_kl, unflatten_natural
-from dpclaims.families.sep import mog
-from dpclaims.families.sep.mog import (
+from dpclaims.algorithms.sep import mog
+from dpclaims.algorithms.sep.mog import (
     MoGModel,
     dp_em_sensitivity,
     generate_mog_data,
@@ -25,7 +23,9 @@ from dpclaims.families.sep.mog import (
     run_mog_sep,
     tilted_moments,
 )
-from dpclaims.families.sep.sep import DPSEPParams
+from dpclaims.algorithms.sep.sep import DPSEPParams
+from dpclaims.analysis.accounting import composed_gaussian_sigma
+from dpclaims.analysis.gaussian import gaussian_kl, unflatten_natural
 
 
 def conjugate_posterior(x, model: MoGModel):

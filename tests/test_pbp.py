@@ -1,4 +1,4 @@
-"""Tests of PBP with ADF / EP / SEP / clipped SEP / DP-SEP sites (dpclaims.families.sep.pbp)."""
+"""Tests of PBP with ADF / EP / SEP / clipped SEP / DP-SEP sites (dpclaims.algorithms.sep.pbp)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclaims.data.datasets import load_uci_standardised
-from dpclaims.families.sep.pbp import (
+from dpclaims.algorithms.sep.pbp import (
     METHODS,
     PBPConfig,
     adf_weight_update,
@@ -19,7 +18,8 @@ from dpclaims.families.sep.pbp import (
     regression_test_metrics,
     relu_moments,
 )
-from dpclaims.families.sep.sep import DPSEPParams
+from dpclaims.algorithms.sep.sep import DPSEPParams
+from dpclaims.data.datasets import load_uci_standardised
 
 DATA_DIR = Path("/work/shared/data")
 

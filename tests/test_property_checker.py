@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
+from dpclaims.algorithms.sep.likelihoods import LinearGaussian, Probit
+from dpclaims.algorithms.sep.sep import DPSEPParams
+from dpclaims.algorithms.sep.strategies import DPSEPStepExample, dpsep_step_examples
 from dpclaims.analysis.gaussian import flatten_natural, natural_dim
-from dpclaims.families.sep.likelihoods import LinearGaussian, Probit
-from dpclaims.families.sep.sep import DPSEPParams
-from dpclaims.families.sep.strategies import DPSEPStepExample, dpsep_step_examples
 from dpclaims.property_tests.sensitivity import check_sensitivity
 from dpclaims.property_tests.strategies import (
     gaussian_natural_params,
@@ -240,9 +240,9 @@ def test_non_finite_distance_raises():
 
 _SCRIPT = '''
 import json
-from dpclaims.families.sep.likelihoods import Probit
+from dpclaims.algorithms.sep.likelihoods import Probit
 from dpclaims.property_tests.sensitivity import check_sensitivity
-from dpclaims.families.sep.strategies import dpsep_step_examples
+from dpclaims.algorithms.sep.strategies import dpsep_step_examples
 lik = Probit()
 {extra}
 r = check_sensitivity(dpsep_step_examples("classification", "as-printed"),

@@ -1,4 +1,4 @@
-"""Tests of SEP / EP / DP-SEP (dpclaims.families.sep.sep) and the likelihood sites."""
+"""Tests of SEP / EP / DP-SEP (dpclaims.algorithms.sep.sep) and the likelihood sites."""
 
 from __future__ import annotations
 
@@ -9,20 +9,20 @@ import pytest
 from scipy import integrate
 from scipy.stats import chi2, norm
 
-from dpclaims.analysis.gaussian import (
-    flatten_natural,
-    moments_to_natural,
-    natural_dim,
-    natural_to_moments,
-)
-from dpclaims.families.sep.likelihoods import LinearGaussian, Probit
-from dpclaims.families.sep.sep import (
+from dpclaims.algorithms.sep.likelihoods import LinearGaussian, Probit
+from dpclaims.algorithms.sep.sep import (
     READINGS,
     DPSEPParams,
     cavity_moments,
     dpsep_theta_new,
     run_ep,
     run_sep,
+)
+from dpclaims.analysis.gaussian import (
+    flatten_natural,
+    moments_to_natural,
+    natural_dim,
+    natural_to_moments,
 )
 
 NOISE_VARIANCE = 0.5

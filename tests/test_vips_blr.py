@@ -10,15 +10,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpclaims.audits.mechanism import (
-    Sensitivity,
-    draw_release,
-    replace_one,
-    validate_mechanism,
-)
-from dpclaims.data.adult import load_adult
-from dpclaims.data.datasets import load_fair
-from dpclaims.families.vips.blr import (
+from dpclaims.algorithms.vips.blr import (
     auc_score,
     blr_sensitivities,
     blr_statistics,
@@ -33,7 +25,15 @@ from dpclaims.families.vips.blr import (
     triu_vector,
     vb_blr_full_batch,
 )
-from dpclaims.families.vips.step import VIPSBLRStep
+from dpclaims.algorithms.vips.step import VIPSBLRStep
+from dpclaims.audits.mechanism import (
+    Sensitivity,
+    draw_release,
+    replace_one,
+    validate_mechanism,
+)
+from dpclaims.data.adult import load_adult
+from dpclaims.data.datasets import load_fair
 
 # ../shared/data relative to the repository root (tests/ -> repo -> its parent).
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

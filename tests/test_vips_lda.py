@@ -1,4 +1,4 @@
-"""Tests of online VB / VIPS for LDA (dpclaims.families.vips.lda) and the corpus loaders."""
+"""Tests of online VB / VIPS for LDA (dpclaims.algorithms.vips.lda) and the corpus loaders."""
 
 from __future__ import annotations
 
@@ -13,14 +13,7 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from scipy.special import psi
 
-from dpclaims.audits.mechanism import draw_release, replace_one, validate_mechanism
-from dpclaims.data.wikipedia import (
-    load_wikipedia,
-    read_vocabulary,
-    tiny_corpus,
-    tokenize,
-)
-from dpclaims.families.vips.lda import (
+from dpclaims.algorithms.vips.lda import (
     VIPSLDA,
     as_count_matrix,
     clip_document_statistics,
@@ -28,7 +21,14 @@ from dpclaims.families.vips.lda import (
     perplexity_bound,
     resample_documents,
 )
-from dpclaims.families.vips.step import VIPSLDAStep, lda_step_mechanism
+from dpclaims.algorithms.vips.step import VIPSLDAStep, lda_step_mechanism
+from dpclaims.audits.mechanism import draw_release, replace_one, validate_mechanism
+from dpclaims.data.wikipedia import (
+    load_wikipedia,
+    read_vocabulary,
+    tiny_corpus,
+    tokenize,
+)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_wikipedia = pytest.mark.skipif(

@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from dpclaims.audits.mechanism import validate_mechanism
-from dpclaims.families.vips.sbn import (
+from dpclaims.algorithms.vips.sbn import (
     JOINT_SENSITIVITY,
     STATISTIC_NAMES,
     SBNParams,
@@ -34,7 +33,8 @@ from dpclaims.families.vips.sbn import (
     sbn_statistics,
     split_scaled,
 )
-from dpclaims.families.vips.step import VIPSSBNStep
+from dpclaims.algorithms.vips.step import VIPSSBNStep
+from dpclaims.audits.mechanism import validate_mechanism
 
 # --------------------------------------------------------------------------- helpers
 
@@ -152,7 +152,7 @@ def test_private_run_traces_every_release_and_improves():
 
 def test_batch_vb_on_binarised_digits():
     pytest.importorskip("sklearn")
-    from dpclaims.families.vips.sbn import load_digits_binary
+    from dpclaims.algorithms.vips.sbn import load_digits_binary
 
     data = load_digits_binary(seed=0)
     assert data.train.shape[1] == 64 and set(np.unique(data.train)) <= {0, 1}

@@ -17,6 +17,9 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
+from dpclaims.algorithms.dpvi.whole_run import DPVIRun
+from dpclaims.algorithms.sep.whole_run import DPSEPPass
+from dpclaims.algorithms.vips.whole_run import VIPSRun
 from dpclaims.audits.mechanism import InvalidMechanismError, PrivacyClaim
 from dpclaims.audits.whole_run import (
     audit_whole_run,
@@ -31,9 +34,6 @@ from dpclaims.claims import InputError
 from dpclaims.claims.checks.variant import load_variant
 from dpclaims.claims.checks.whole_run import check_performed_sampling, check_step_sensitivity
 from dpclaims.cli import main
-from dpclaims.families.dpvi.whole_run import DPVIRun
-from dpclaims.families.sep.whole_run import DPSEPPass
-from dpclaims.families.vips.whole_run import VIPSRun
 from dpclaims.reports.results import reading_records
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "algorithms.py"
@@ -397,7 +397,7 @@ def test_claims_are_the_whole_run_events():
 def test_dpvi_run_is_the_reference_run_dpvi_exactly(variant):
     # same seed, same random stream (batches, eta, psi): the whole-run algorithm on data
     # without canaries is algorithms.dpvi.run_dpvi (Poisson batches, SGD), bit for bit
-    from dpclaims.families.dpvi.dpvi import DPVIConfig, run_dpvi
+    from dpclaims.algorithms.dpvi.dpvi import DPVIConfig, run_dpvi
 
     alg = DPVIRun(variant=variant, batches="gather", threat_model="final-iterate", steps=5)
     x, y, _ = alg.data

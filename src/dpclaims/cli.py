@@ -89,7 +89,7 @@ class _Main(click.Group):
                        "--max-examples, a smaller record domain or budget", err=True)
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except SystemExit as exc:  # dpclaims' own sys.exit passes; the user's code's does not
-            from dpclaims.claims.user_code import user_frame
+            from dpclaims.execution.user_code import user_frame
 
             where = user_frame(exc)
             if where is None:
@@ -100,8 +100,8 @@ class _Main(click.Group):
                        "a paper must not end the process", err=True)
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except Exception as exc:  # noqa: BLE001  (classified: the user's code or ours)
-            from dpclaims.claims.cluster import ClusterLostError
-            from dpclaims.claims.user_code import describe_user_error
+            from dpclaims.execution.cluster import ClusterLostError
+            from dpclaims.execution.user_code import describe_user_error
 
             if _is_user_object_error(exc):  # a user's mechanism found wrong where it is used
                 _debug_traceback(ctx)
@@ -270,7 +270,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite,
 
         client = cluster_info = None
         if scheduler is not None:  # no scheduler, or an unfit worker: one line, exit 2
-            from dpclaims.claims.cluster import check_workers, connect
+            from dpclaims.execution.cluster import check_workers, connect
 
             # a lost scheduler is reported in one line, not also in Dask's log; and while
             # the client tries to reconnect to it, its backoff draws from the global
@@ -294,7 +294,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite,
                     papers, budget, seed, staging, data_dir, tick, workers, client,
                     selection=claims)
             except Exception as exc:
-                from dpclaims.claims.cluster import ClusterLostError, lost_cluster
+                from dpclaims.execution.cluster import ClusterLostError, lost_cluster
 
                 what = None if client is None else lost_cluster(client, exc)
                 if what is None:

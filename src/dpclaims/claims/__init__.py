@@ -4,15 +4,15 @@
 :class:`Reading` (a reading's name with its declared :class:`ReadingKind`),
 :class:`Verdict` (the outcome of its check under one reading), :class:`InputError`
 (bad user input, CLI exit 2),
-:class:`CheckTimer`, and :func:`headline` / :func:`claims_summary` (one bottom line
-per claim, :data:`HEADLINE_RULE`), :func:`exit_code` and the ``EXIT_*`` codes; the verdict
-kernel is :mod:`dpclaims.claims.kernel`.
+:class:`CheckTimer` (the checks' runner, from :mod:`dpclaims.execution`), and
+:func:`headline` / :func:`claims_summary` (one bottom line per claim,
+:data:`HEADLINE_RULE`), :func:`exit_code` and the ``EXIT_*`` codes; the verdict kernel
+is :mod:`dpclaims.claims.kernel`.
 """
 
 from dpclaims.claims.core import (
     CLAIM_KINDS,
     VERDICTS,
-    CheckTimer,
     Claim,
     InputError,
     Reading,
@@ -34,6 +34,7 @@ from dpclaims.claims.headline import (
     exit_code,
     headline,
 )
+from dpclaims.execution.checks import CheckTimer  # its home since issue 39
 
 __all__ = ["CLAIM_KINDS", "VERDICTS", "CheckTimer", "Claim", "InputError", "Reading",
            "ReadingKind", "Verdict", "ran_on",

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dpclaims.claims.core import CheckTimer, Claim, InputError, Verdict
+from dpclaims.claims.core import Claim, InputError, Verdict
+from dpclaims.execution.checks import CheckTimer
 
 #: The budgets every paper defines, in increasing effort. ``smoke`` exists for tests
 #: (every check runs, small); ``quick`` takes minutes on 2 cores; ``standard`` and

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dpclaims import ENTRY_POINT_GROUP, paper_ids  # noqa: F401  (defined with the package)
-from dpclaims.claims.core import CheckTimer, InputError, Verdict, to_jsonable
+from dpclaims.claims.core import InputError, Verdict, to_jsonable
 from dpclaims.claims.kernel import not_checkable
 from dpclaims.claims.paper import Paper, PaperResult, RunContext, Section, claim_selected
-from dpclaims.claims.user_code import load_object, register_source
+from dpclaims.execution.checks import CheckTimer
+from dpclaims.execution.user_code import load_object, register_source
 
 
 class Registry(NamedTuple):

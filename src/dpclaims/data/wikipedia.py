@@ -196,7 +196,7 @@ def load_wikipedia(data_dir, vocabulary=None, max_documents: int | None = None,
     and held-out sets.
 
     Documents keep their own lengths here; VIPS's resampling to a fixed length
-    N (Sec. 4.2) is :func:`dpclaims.families.vips.lda.resample_documents`.
+    N (Sec. 4.2) is :func:`dpclaims.algorithms.vips.lda.resample_documents`.
 
     Parameters
     ----------

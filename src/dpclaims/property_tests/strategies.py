@@ -1,7 +1,7 @@
 """Hypothesis strategies: Gaussian natural parameters, records, neighbouring datasets.
 
 They compose: a family's strategies (e.g.
-:func:`dpclaims.families.sep.strategies.dpsep_step_examples`) build its states from
+:func:`dpclaims.algorithms.sep.strategies.dpsep_step_examples`) build its states from
 :func:`gaussian_natural_params` and its neighbouring pairs from
 :func:`replace_one_pairs`. Values are bounded so that nothing overflows and
 failing examples shrink to small, readable numbers.

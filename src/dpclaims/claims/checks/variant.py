@@ -84,7 +84,7 @@ from dpclaims.claims.headline import (  # noqa: F401  (re-exported: check-varian
     exit_code,
 )
 from dpclaims.claims.kernel import Claimed, decide, not_checkable
-from dpclaims.claims.user_code import (  # noqa: F401  (re-exported)
+from dpclaims.execution.user_code import (  # noqa: F401  (re-exported)
     USER_SOURCES,
     describe_user_error,
     load_object,

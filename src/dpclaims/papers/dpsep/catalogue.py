@@ -18,7 +18,7 @@ PAPER = "DP-SEP v0 (dpsep_full_v0.txt)"
 
 # The readings of DP-SEP that are not the paper's, declared once with their kind: the
 # suite's corrections (the noise recalibrated to the true sensitivity of SEP's update,
-# dpclaims.families.sep.sep; the honest sigma of a shuffled pass,
+# dpclaims.algorithms.sep.sep; the honest sigma of a shuffled pass,
 # dpclaims.papers.dpsep.experiment_bnn) and a threat model stronger than the paper's (the pass
 # order released to the adversary). Every other reading is the paper's text.
 SEP_RECALIBRATED = Reading("sep-invariant-recalibrated", ReadingKind.CORRECTION)

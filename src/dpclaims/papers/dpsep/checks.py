@@ -27,6 +27,10 @@ from pathlib import Path
 import dp_accounting
 import numpy as np
 
+from dpclaims.algorithms.sep.likelihoods import LinearGaussian, Probit
+from dpclaims.algorithms.sep.sep import DPSEPParams, run_ep, run_sep
+from dpclaims.algorithms.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
+from dpclaims.algorithms.sep.strategies import dpsep_step_examples
 from dpclaims.analysis import accounting as acc
 from dpclaims.analysis.gaussian import (
     flatten_natural,
@@ -52,10 +56,6 @@ from dpclaims.data.datasets import (
     load_randhie,
     load_uci,
 )
-from dpclaims.families.sep.likelihoods import LinearGaussian, Probit
-from dpclaims.families.sep.sep import DPSEPParams, run_ep, run_sep
-from dpclaims.families.sep.step import DPSEPStep, neighbouring_datasets, worst_case_canary
-from dpclaims.families.sep.strategies import dpsep_step_examples
 from dpclaims.papers.dpsep.calibration import (
     CALIBRATION_READINGS,
     _calibration_sampling,

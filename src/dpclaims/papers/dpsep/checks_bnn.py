@@ -1,8 +1,8 @@
 """DP-SEP Sec. 6.2 reproduced at a stated size: PBP networks on the UCI sets.
 
 Methods (Tables 2-3 of v0, 3-5 of v1): PBP with ADF, EP, SEP, clipped SEP and DP-SEP
-site updates (:mod:`dpclaims.families.sep.pbp`), Graves-style VI and the SGD point
-estimate (:mod:`dpclaims.families.sep.bnn_vi`). One hidden ReLU layer (50 units; 100 for
+site updates (:mod:`dpclaims.algorithms.sep.pbp`), Graves-style VI and the SGD point
+estimate (:mod:`dpclaims.algorithms.sep.bnn_vi`). One hidden ReLU layer (50 units; 100 for
 Protein), inputs and targets standardised on the training split, test RMSE and test
 log-likelihood in the original units, damping 1/N (γ = 1), C = 1, ε = 1, δ = 1e-5.
 

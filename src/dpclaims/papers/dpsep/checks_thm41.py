@@ -14,7 +14,7 @@ Three parts (:func:`check_thm41_study`):
    KL is followed across N (remark 1) and across the broadness of q (remark 2).
    Sensitivity readings (``SENSITIVITY_READINGS``): ``"as-printed"``, Δ = 2γC/N (Prop. 1);
    ``"sep-invariant-recalibrated"``, Δ = 2γC (SEP's own update, whose replace-one
-   sensitivity is 2γC; :class:`dpclaims.families.sep.sep.DPSEPParams`). σ is the paper's
+   sensitivity is 2γC; :class:`dpclaims.algorithms.sep.sep.DPSEPParams`). σ is the paper's
    calibration (autodp, sampling without replacement, q = 1/N, T·N steps) for (ε, δ, N, T).
 3. **Remarks** (v0 Sec. 4, after Theorem 4.1) as claims ``dpsep/thm41-kl-scales-1-over-n``
    and ``dpsep/thm41-broad-posterior``.
@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpclaims.algorithms.sep.sep import DPSEPParams
 from dpclaims.analysis.kl_tail_bound import (
     kl_q_p,
     kl_tail_bound,
@@ -63,7 +64,6 @@ from dpclaims.claims.kernel import (
     decide,
     decide_all,
 )
-from dpclaims.families.sep.sep import DPSEPParams
 from dpclaims.papers.dpsep.calibration import DELTA
 from dpclaims.papers.dpsep.catalogue import CLAIMS, CLAIMS_THM41_REMARKS, Budget
 from dpclaims.papers.dpsep.catalogue import reading as typed_reading

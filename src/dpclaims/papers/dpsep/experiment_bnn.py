@@ -10,13 +10,13 @@ import time
 
 import numpy as np
 
+from dpclaims.algorithms.sep.bnn_vi import fit_bnn_point, fit_bnn_vi
+from dpclaims.algorithms.sep.pbp import PBPConfig, fit_pbp, regression_test_metrics
+from dpclaims.algorithms.sep.sep import DPSEPParams
 from dpclaims.analysis.accounting import composed_gaussian_sigma
 from dpclaims.analysis.seeds import rng_for, seed_sequence
 from dpclaims.analysis.validation import check_count
 from dpclaims.data.datasets import load_uci_standardised, standardise_on_training_split
-from dpclaims.families.sep.bnn_vi import fit_bnn_point, fit_bnn_vi
-from dpclaims.families.sep.pbp import PBPConfig, fit_pbp, regression_test_metrics
-from dpclaims.families.sep.sep import DPSEPParams
 from dpclaims.papers.dpsep.calibration import DELTA, paper_sigma
 from dpclaims.papers.figures import save_figure
 

@@ -6,7 +6,7 @@ set (or several), a Gibbs ground truth per data set, and EP, SEP, clipped SEP
 ``DPSEPParams`` reading) and DP-EM (both readings; also non-private EM) with ``n_runs``
 independent runs each, vectorised. It returns every metric per run with mean and std,
 and writes the two figures. All SEP-family settings advance together in one loop
-(:func:`dpclaims.families.sep.mog.run_mog_sep_batch`).
+(:func:`dpclaims.algorithms.sep.mog.run_mog_sep_batch`).
 
 Choices the paper leaves open, made explicit here: m = 0 (the prior mean); "100
 iterations" read as ``epochs`` passes (an argument); the prior's ||theta_0|| = sqrt(J d)
@@ -25,8 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpclaims.analysis.validation import check_count, check_delta, check_positive
-from dpclaims.families.sep.mog import (
+from dpclaims.algorithms.sep.mog import (
     DPEM_READINGS,
     READINGS,
     default_data_radius,
@@ -39,7 +38,8 @@ from dpclaims.families.sep.mog import (
     run_mog_ep,
     run_mog_sep_batch,
 )
-from dpclaims.families.sep.sep import DPSEPParams
+from dpclaims.algorithms.sep.sep import DPSEPParams
+from dpclaims.analysis.validation import check_count, check_delta, check_positive
 from dpclaims.papers.figures import save_figure
 
 PAPER_CALIBRATION = "paper:wor(q=1/N)x(T*N)"
@@ -99,7 +99,7 @@ def run_mog_experiment(*, dim: int = 2, epochs: int = 100, n_runs: int = 5,
         Independent runs per method (own permutations, initialisation and noise; v1:
         "averages across five independent runs").
     gibbs_samples, gibbs_burn_in, gibbs_chains : int
-        Ground-truth sampler size (:func:`dpclaims.families.sep.mog.gibbs_mog`).
+        Ground-truth sampler size (:func:`dpclaims.algorithms.sep.mog.gibbs_mog`).
     seed : int
         Root of a SeedSequence; data set k, its Gibbs chains and every method's runs get
         spawned children. Same seed, same result.
@@ -119,10 +119,10 @@ def run_mog_experiment(*, dim: int = 2, epochs: int = 100, n_runs: int = 5,
     clip_norms : clipped-SEP C values; epsilons : DP epsilons; delta : DP delta.
     dp_clipping_norm, damping : C and gamma of DP-SEP (the paper: 1, 1).
     prior_norm : {"clip", "allow", "raise"}
-        Handling of ||theta_0|| = sqrt(J d) > C (:mod:`dpclaims.families.sep.mog`).
+        Handling of ||theta_0|| = sqrt(J d) > C (:mod:`dpclaims.algorithms.sep.mog`).
     dpem_data_radius : float, optional
         DP-EM's record clipping radius R (default
-        :func:`dpclaims.families.sep.mog.default_data_radius`, data independent).
+        :func:`dpclaims.algorithms.sep.mog.default_data_radius`, data independent).
     dpem_iterations : int, optional
         DP-EM's T (default ``epochs``).
     ep_invalid_cavity : {"skip", "raise"}

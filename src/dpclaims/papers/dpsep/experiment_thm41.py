@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpclaims.algorithms.sep.sep import DPSEPParams
 from dpclaims.analysis.gaussian import flatten_natural
 from dpclaims.analysis.kl_tail_bound import (
     clopper_pearson,
@@ -23,7 +24,6 @@ from dpclaims.analysis.kl_tail_bound import (
     quantile_interval,
     sample_noise,
 )
-from dpclaims.families.sep.sep import DPSEPParams
 from dpclaims.papers.dpsep.calibration import DELTA, paper_sigma
 
 #: The grid of part 1: dimensions, spectrum shapes (condition number of Σ_q), overall

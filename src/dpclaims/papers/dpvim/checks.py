@@ -1,7 +1,7 @@
 """DPVIm (Jälkö, Prediger, Honkela, Kaski; ``../shared/papers/dpvim.txt``): the analytic claims.
 
 Each claim is quoted exactly (the quotes are tested against the paper's text) and
-checked against the reference implementation :mod:`dpclaims.families.dpvi.dpvi`; every
+checked against the reference implementation :mod:`dpclaims.algorithms.dpvi.dpvi`; every
 verdict comes from the verdict kernel (:mod:`dpclaims.claims.kernel`):
 
 ``dpvim/aligned-identity``
@@ -44,6 +44,17 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 import dpclaims.papers.dpvim.exact as exact
+from dpclaims.algorithms.dpvi.dpvi import (
+    FullRank,
+    LinearRegression,
+    LogisticRegression,
+    MeanField,
+    Transform,
+    correlation_matrix_alg_j1,
+    dp_step,
+    elbo_single_sample,
+    fisher_blocks,
+)
 from dpclaims.analysis.intervals import clopper_pearson
 from dpclaims.claims import Verdict, ran_on
 from dpclaims.claims.checks.bounds import search_verdict
@@ -57,17 +68,6 @@ from dpclaims.claims.kernel import (
     decide_all,
 )
 from dpclaims.claims.paper import PaperResult, RunContext
-from dpclaims.families.dpvi.dpvi import (
-    FullRank,
-    LinearRegression,
-    LogisticRegression,
-    MeanField,
-    Transform,
-    correlation_matrix_alg_j1,
-    dp_step,
-    elbo_single_sample,
-    fisher_blocks,
-)
 from dpclaims.papers.dpvim.catalogue import BUDGETS as DPVIM_BUDGETS
 from dpclaims.papers.dpvim.catalogue import CLAIMS
 from dpclaims.papers.dpvim.privacy_numbers import DPVIM_PAPER, ENTRIES

@@ -4,7 +4,7 @@ Claim ``dpvim/empirical-audit``: Cor. 3.1 says aligned DPVI run for T iterations
 is (epsilon, delta(epsilon; sigma_DP, T))-DP for a privacy accounting oracle; Sec. 4.1
 names the oracle ("we use the Fourier accountant method", i.e. the PLD of the
 Poisson-subsampled Gaussian under add-remove) and App. F sets delta = 1/N. The audit runs
-:class:`~dpclaims.families.dpvi.step.DPVIGradientCanary` (T steps of aligned DPVI with SGD, the
+:class:`~dpclaims.algorithms.dpvi.step.DPVIGradientCanary` (T steps of aligned DPVI with SGD, the
 whole trace of iterates released) on a neighbouring pair, with the canary statistic
 sum_t <u, g~_t> / C read off the iterates, and certifies an epsilon lower bound
 (Clopper-Pearson, :func:`dpclaims.audits.core.audit`). Two readings:
@@ -19,7 +19,7 @@ sum_t <u, g~_t> / C read off the iterates, and certifies an epsilon lower bound
     different in only one element", N public). The pair: every record is a gradient
     canary with gradient -C u, and record 0 is replaced by one with gradient +C u. This is
     the stronger of the replace-one pairs considered (module notes of
-    :mod:`dpclaims.families.dpvi.step`): per step the released sum along u is -B C (D0) against
+    :mod:`dpclaims.algorithms.dpvi.step`): per step the released sum along u is -B C (D0) against
     -B C + 2 C b (D1), b ~ Bernoulli(B/N), i.e. the Poisson "remove" pair with shift 2C;
     a zero-gradient record replaced by a +u canary (no background) gives exactly the
     claimed Poisson add-remove curve and cannot refute, and +u against -u with no
@@ -34,12 +34,12 @@ import os
 import numpy as np
 from scipy.stats import norm
 
+from dpclaims.algorithms.dpvi.step import DPVIGradientCanary
 from dpclaims.analysis.accounting import Sampling, account
 from dpclaims.audits.core import audit, optimal_cp_limit
 from dpclaims.audits.mechanism import NeighbouringPair, add_one, replace_record
 from dpclaims.claims import Verdict
 from dpclaims.claims.checks.bounds import audit_verdict
-from dpclaims.families.dpvi.step import DPVIGradientCanary
 from dpclaims.papers.dpvim.catalogue import AUDIT_CLAIM as CLAIM
 from dpclaims.papers.dpvim.catalogue import AUDIT_READINGS as READINGS
 

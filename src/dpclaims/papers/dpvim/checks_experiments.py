@@ -1,14 +1,14 @@
 """DPVIm's experimental claims at reduced size: OU scaling, iterate averaging, noise-aware
 coverage (Sec. 3.2, App. E) and the Adult comparison (Sec. 4.3, Fig. 5).
 
-Every run is :func:`dpclaims.families.dpvi.dpvi.run_dpvi`, vectorised over independent
+Every run is :func:`dpclaims.algorithms.dpvi.dpvi.run_dpvi`, vectorised over independent
 runs; the sizes are in each verdict's evidence.
 
 Conjugate testbed
 -----------------
 Bayesian linear regression with known noise std 1 and a N(0, I) prior (App. J's model
 without the Gamma prior on sigma_y, so the VI optimum is known exactly:
-:func:`~dpclaims.families.dpvi.dpvi.vi_optimum`), on App. J-style data: d = 5, rho = 0.4,
+:func:`~dpclaims.algorithms.dpvi.dpvi.vi_optimum`), on App. J-style data: d = 5, rho = 0.4,
 N = 500 (Algorithm J.1 with the eigenvalue repair where needed). Aligned DPVI, mean
 field, softplus, fixed-size batches of B = 50 without replacement.
 

@@ -45,7 +45,7 @@ into the clipped sum S, a free symbol per coordinate (so both readings of Alg. 2
 / (sigma_DP C) release the same g~_m, and the difference of their aligned g~_s
 simplifies to 0: g~_s reads the data only through the release. This proves the property
 of the algorithm *as transcribed* (the paper's lines, not the library's code);
-:func:`dpclaims.families.dpvi.dpvi.dp_step`'s floating-point implementation is exercised
+:func:`dpclaims.algorithms.dpvi.dpvi.dp_step`'s floating-point implementation is exercised
 by the check's hypothesis search, shown as an estimate.
 
 **Refutation.** A planted wrong identity (the data term doubled; g~_s read from the

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpclaims.families.dpvi.dpvi import (
+from dpclaims.algorithms.dpvi.dpvi import (
     DPVIConfig,
     LinearRegression,
     LogisticRegression,
@@ -79,7 +79,7 @@ VARIANT_CLIP_QUANTILE = 0.975   # App. F: "the 97.5% upper quantile of the train
 def clip_thresholds(x, y, xi_star, variants, seed: int, n_eta: int = 8) -> dict:
     """App. F's rule: the 97.5 % quantile of per-example gradient norms at xi*, per variant
     (the norm of the vector each variant clips)."""
-    from dpclaims.families.dpvi.dpvi import fisher_blocks
+    from dpclaims.algorithms.dpvi.dpvi import fisher_blocks
 
     model, fam = LogisticRegression(), MeanField(x.shape[1])
     rng = np.random.default_rng(seed)

@@ -1,7 +1,7 @@
 """Certified upper bounds on BLR's sensitivities (VIPS eqs. 22, 57, 59) by interval
 branch and bound (:mod:`dpclaims.analysis.enclosures`).
 
-Setting (VIPS Sec. 3.2.1 and 6.2; :mod:`dpclaims.families.vips.blr`): records (x, y)
+Setting (VIPS Sec. 3.2.1 and 6.2; :mod:`dpclaims.algorithms.vips.blr`): records (x, y)
 with ||x||_2 <= 1 in R^d (any d) and y in {0, 1}; the expected sufficient statistics
 of a batch of N records are s1 = (1/N) sum_n (y_n - 1/2) x_n and s2 = (1/N) sum_n
 <xi_n> x_n x_n^T with <xi_n> = tanh(c_n/2) / (2 c_n), c_n = sqrt(x_n^T <m m^T> x_n).

@@ -20,6 +20,12 @@ from autodp import mechanism_zoo
 from hypothesis import strategies as st
 
 import dpclaims.papers.vips.certified as certified
+
+# Imported eagerly: hypothesis mixes literal constants of every loaded module into its
+# draws, so a module first imported during a search would change the next search.
+from dpclaims.algorithms.vips.blr import blr_statistics
+from dpclaims.algorithms.vips.sbn import init_sbn_params
+from dpclaims.algorithms.vips.step import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
 from dpclaims.analysis.validation import check_positive
 from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import (
@@ -34,12 +40,6 @@ from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
 from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
 from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
 from dpclaims.claims.paper import PaperResult, RunContext
-
-# Imported eagerly: hypothesis mixes literal constants of every loaded module into its
-# draws, so a module first imported during a search would change the next search.
-from dpclaims.families.vips.blr import blr_statistics
-from dpclaims.families.vips.sbn import init_sbn_params
-from dpclaims.families.vips.step import VIPSBLRStep, VIPSLDAStep, VIPSSBNStep
 from dpclaims.papers.vips.catalogue import CLAIMS, READINGS
 from dpclaims.papers.vips.checks_blr_sbn import check_blr_accuracy, check_sbn_accuracy
 from dpclaims.papers.vips.checks_lda import check_lda_accuracy

@@ -1,8 +1,8 @@
 """VIPS accuracy claims for BLR (Sec. 6.4, Fig. 6) and the SBN (Sec. 7.1, Fig. 8), reduced size.
 
 Two statements of ``../shared/papers/vips.txt`` are checked by running the reference
-implementations (:func:`dpclaims.families.vips.blr.run_vips_blr`,
-:func:`dpclaims.families.vips.sbn.run_vips_sbn`) on several seeds:
+implementations (:func:`dpclaims.algorithms.vips.blr.run_vips_blr`,
+:func:`dpclaims.algorithms.vips.sbn.run_vips_sbn`) on several seeds:
 
 ``vips/blr-approaches-nonprivate``
     Private BLR approaches non-private accuracy as epsilon grows. The paper never says
@@ -33,7 +33,7 @@ Fig. 6) comes from our accounting (:func:`dpclaims.analysis.accounting.account`,
 sampling without replacement, replace-one) under two readings: ``paper`` (one Gaussian
 per step at multiplier sigma, the paper's accounting) and ``two-releases`` (s1 and s2
 are two Gaussian releases per step, together one Gaussian at sigma / sqrt(2)). The
-non-private full-batch VB fixed point (:func:`~dpclaims.families.vips.blr.vb_blr_full_batch`)
+non-private full-batch VB fixed point (:func:`~dpclaims.algorithms.vips.blr.vb_blr_full_batch`)
 is reported as a reference line.
 
 BLR test. Page's L trend test (its exact null distribution, ``scipy.stats.page_trend_test``
@@ -46,7 +46,7 @@ test in the opposite order is, else ``inconclusive``. Each wrong decision has pr
 
 SBN data and privacy
 --------------------
-scikit-learn's 8 x 8 digits binarised (:func:`~dpclaims.families.vips.sbn.load_digits_binary`,
+scikit-learn's 8 x 8 digits binarised (:func:`~dpclaims.algorithms.vips.sbn.load_digits_binary`,
 J = 64, 1,438 training / 359 held-out images; a stand-in for binarised MNIST, which is not
 available offline), K = 10 hidden units (the paper: 50 or 100), minibatch sizes
 S in {100, 200} (the paper: 400 to 3,200 of 60,000). ``sbn_iterations`` is the number of
@@ -113,12 +113,12 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from dpclaims.algorithms.vips.blr import evaluate, vb_blr_full_batch
+from dpclaims.algorithms.vips.sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
 from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.analysis.paired_tests import sign_test as _sign_test
 from dpclaims.claims import InputError, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, not_checkable
-from dpclaims.families.vips.blr import evaluate, vb_blr_full_batch
-from dpclaims.families.vips.sbn import load_digits_binary, prediction_accuracy, run_vips_sbn
 from dpclaims.papers.figures import save_figure
 from dpclaims.papers.vips.catalogue import ACCURACY_CLAIMS as CLAIMS
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS

@@ -1,7 +1,7 @@
 """VIPS LDA accuracy claims (Sec. 4.3, Figs. 2 and 3): a reduced-size reproduction.
 
 Three statements of ``../shared/papers/vips.txt`` (Sec. 4.3, the paragraph on
-Fig. 2) are checked by running VIPS-LDA (:class:`dpclaims.families.vips.lda.VIPSLDA`)
+Fig. 2) are checked by running VIPS-LDA (:class:`dpclaims.algorithms.vips.lda.VIPSLDA`)
 and its baselines at the SAME total (epsilon, delta) on several seeds and comparing
 held-out perplexity (the bound of eq. 32) in a paired test over seeds:
 
@@ -39,7 +39,7 @@ eps_step = log(1 + (e^eps' - 1) / q), delta_step = delta' / q).
 (c) no clipping: the same sigma, sensitivity N / S instead of a N / S (a = 1).
 
 All private runs calibrate the noise to the replace-one L2 sensitivity,
-``calibration="replace-one"`` (sqrt(2) a N / S, see :mod:`dpclaims.families.vips.lda`),
+``calibration="replace-one"`` (sqrt(2) a N / S, see :mod:`dpclaims.algorithms.vips.lda`),
 so that sigma is the noise multiplier the accountant assumes; the paper's printed
 a N / S would scale every private method's noise by the same 1/sqrt(2).
 

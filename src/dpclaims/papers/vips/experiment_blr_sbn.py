@@ -12,11 +12,11 @@ from dataclasses import asdict
 import dp_accounting
 import numpy as np
 
+from dpclaims.algorithms.vips.blr import evaluate, run_vips_blr
 from dpclaims.analysis.accounting import Sampling, account
 from dpclaims.analysis.validation import InputError
 from dpclaims.data.adult import load_adult
 from dpclaims.data.datasets import load_fair
-from dpclaims.families.vips.blr import evaluate, run_vips_blr
 from dpclaims.papers.vips.experiment_lda import strong_composition_step
 
 BLR_SIGMAS = (0.0, 1.0, 6.0, 12.0)            # Fig. 6

@@ -12,10 +12,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import optimize
 
+from dpclaims.algorithms.vips.lda import VIPSLDA, as_count_matrix
 from dpclaims.analysis.accounting import Sampling, account
 from dpclaims.analysis.validation import InputError
 from dpclaims.data.wikipedia import Corpus, load_wikipedia, tiny_corpus
-from dpclaims.families.vips.lda import VIPSLDA, as_count_matrix
 
 SIGMA = 1.24          # Fig. 3 / Table 3
 CLIP_FRACTION = 0.1   # "We set a=0.1 in our experiments"

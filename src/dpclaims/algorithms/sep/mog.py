@@ -38,7 +38,7 @@ length P = J (d + d(d+1)/2). That whole vector is what DP-SEP clips (Alg. 3 step
 
 DP-SEP readings
 ---------------
-Exactly those of :mod:`dpclaims.families.sep.sep` (``DPSEPParams.reading``): "as-printed"
+Exactly those of :mod:`dpclaims.algorithms.sep.sep` (``DPSEPParams.reading``): "as-printed"
 (eq. 4, site damping gamma/N^2, noise sigma 2 gamma C / N), "sep-invariant" (SEP's
 gamma/N damping, the printed noise) and "sep-invariant-recalibrated" (SEP's damping,
 noise sigma 2 gamma C). Cavity precisions that are not positive definite are projected
@@ -100,6 +100,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 from scipy.stats import chi2
 
+from dpclaims.algorithms.sep.sep import READINGS, DPSEPParams
 from dpclaims.analysis.accounting import composed_gaussian_sigma
 from dpclaims.analysis.gaussian import (
     flatten_natural,
@@ -117,7 +118,6 @@ from dpclaims.analysis.validation import (
     check_finite_array,
     check_positive,
 )
-from dpclaims.families.sep.sep import READINGS, DPSEPParams
 
 PRIOR_NORM_OPTIONS = ("raise", "clip", "allow")
 DPEM_READINGS = ("means-only", "means-and-covariances")
@@ -613,7 +613,7 @@ def run_mog_sep(x, model: MoGModel, *, epochs: int, n_trials: int = 1,
                 init_means="random") -> MoGRun:
     """SEP (v0 Alg. 2), clipped SEP or DP-SEP (Alg. 3) on the MoG model, vectorised.
 
-    Mirrors :func:`dpclaims.families.sep.sep.run_sep`: q = p0 f^N, cavity p0 f^{N-1};
+    Mirrors :func:`dpclaims.algorithms.sep.sep.run_sep`: q = p0 f^N, cavity p0 f^{N-1};
     ``params`` None is plain SEP with damping gamma/N; ``params`` with
     ``noise_multiplier=None`` is clipped SEP (steps 6 and 9, no noise) and otherwise
     DP-SEP, each under ``params.reading``:

@@ -18,7 +18,7 @@ a canary, and planted-bug switches.
     GaussianDpEvent(sigma / sqrt(2))), J)`` (the two Gaussian releases of a step are one
     Gaussian of multiplier sigma / sqrt(2)), epsilon from dp_accounting's RDP accountant
     (Wang, Balle, Kasiviswanathan 2019). Noise calibrated to the tight sensitivities
-    (Delta_s1 = 1/S, Delta_s2 = sqrt(2)/(4S), :func:`~dpclaims.families.vips.blr.
+    (Delta_s1 = 1/S, Delta_s2 = sqrt(2)/(4S), :func:`~dpclaims.algorithms.vips.blr.
     blr_sensitivities`). Canary: input-space, record 0 set to (e_1, y = 0), resp.
     (e_1, y = 1): s1 moves by e_1 / S (the full Delta_s1).
 
@@ -33,6 +33,16 @@ from functools import cached_property
 
 import numpy as np
 
+from dpclaims.algorithms.vips.blr import (
+    _moments_from_nu,
+    _statistics,
+    blr_sensitivities,
+    check_blr_data,
+    project_psd,
+    step_sizes,
+    symmetric_noise,
+    triu_vector,
+)
 from dpclaims.analysis.accounting import Sampling, account_event, dp_event_for
 from dpclaims.analysis.validation import (
     check_count,
@@ -44,16 +54,6 @@ from dpclaims.audits.whole_run import (
     WholeRunAlgorithm,
     check_gaussian_delta,
     check_threat_model,
-)
-from dpclaims.families.vips.blr import (
-    _moments_from_nu,
-    _statistics,
-    blr_sensitivities,
-    check_blr_data,
-    project_psd,
-    step_sizes,
-    symmetric_noise,
-    triu_vector,
 )
 
 BATCHINGS = ("wor", "shuffle")
@@ -93,7 +93,7 @@ class VIPSRun(WholeRunAlgorithm):
         Every released (s1~, triu(s2~)) (n, J, d + d(d+1)/2), or the final (mu,
         triu(<m m^T>)) (n, d + d(d+1)/2).
     dim, delta, prior_precision, tau0, kappa, psd_floor
-        As :func:`~dpclaims.families.vips.blr.run_vips_blr`.
+        As :func:`~dpclaims.algorithms.vips.blr.run_vips_blr`.
 
     Raises
     ------

@@ -1,7 +1,7 @@
 """DPVI / DPVIm runs as auditable mechanisms: a gradient canary in a short SGD run.
 
 Jälkö, Prediger, Honkela & Kaski, "DPVIm" (``../shared/papers/dpvim.txt``), Alg. 1, run by
-the reference implementation :mod:`dpclaims.families.dpvi.dpvi` (mean-field, logistic
+the reference implementation :mod:`dpclaims.algorithms.dpvi.dpvi` (mean-field, logistic
 regression, variant "aligned" or "vanilla").
 
 The mechanism
@@ -93,15 +93,7 @@ from functools import cached_property
 import dp_accounting
 import numpy as np
 
-from dpclaims.analysis.accounting import Sampling, account, dp_event_for
-from dpclaims.analysis.validation import (
-    check_count,
-    check_delta,
-    check_finite_array,
-    check_positive,
-)
-from dpclaims.audits.mechanism import PrivacyClaim, check_relation
-from dpclaims.families.dpvi.dpvi import (
+from dpclaims.algorithms.dpvi.dpvi import (
     DPVIConfig,
     LogisticRegression,
     MeanField,
@@ -110,6 +102,14 @@ from dpclaims.families.dpvi.dpvi import (
     draw_batches,
     released_dim,
 )
+from dpclaims.analysis.accounting import Sampling, account, dp_event_for
+from dpclaims.analysis.validation import (
+    check_count,
+    check_delta,
+    check_finite_array,
+    check_positive,
+)
+from dpclaims.audits.mechanism import PrivacyClaim, check_relation
 
 AUDIT_VARIANTS = ("aligned", "vanilla")
 AUDIT_SAMPLINGS = ("full", "wor", "poisson")
@@ -356,8 +356,8 @@ class DPVIGradientCanary:
 
         Vectorised over the n runs (a Python loop over the T steps only). Each step draws
         the batches (not for "full"), then eta (n, d), then psi (n, k), as
-        :func:`~dpclaims.families.dpvi.dpvi.run_dpvi` does, and calls
-        :func:`~dpclaims.families.dpvi.dpvi.dp_step` with the ordinary records of the batch.
+        :func:`~dpclaims.algorithms.dpvi.dpvi.run_dpvi` does, and calls
+        :func:`~dpclaims.algorithms.dpvi.dpvi.dp_step` with the ordinary records of the batch.
         The canaries of a batch contribute s C u (s = their signed count; (s C u, 0) for
         vanilla), passed as ``dp_step``'s ``canary`` with ``canary_count`` = abs(s).
         """

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import dp_accounting
 import numpy as np
 
+from dpclaims.algorithms.sep.sep import DPSEPParams, cavity_moments, dpsep_theta_new
 from dpclaims.analysis.gaussian import clip_to_norm
 from dpclaims.audits.mechanism import NeighbouringPair, PrivacyClaim, Sensitivity
-from dpclaims.families.sep.sep import DPSEPParams, cavity_moments, dpsep_theta_new
 
 
 @dataclass(frozen=True)

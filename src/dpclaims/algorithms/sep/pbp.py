@@ -76,9 +76,9 @@ Site updates (``method``)
     f <- f^{1 - g/N} f_n^{g/N} with g = ``damping`` (default 1: "damping factor 1/N").
 ``"sep-clipped"`` / ``"dp-sep"``
     DP-SEP Algorithm 3 (v0) on theta above, following
-    :class:`dpclaims.families.sep.sep.DPSEPParams` and its READINGS exactly: theta_fn is
+    :class:`dpclaims.algorithms.sep.sep.DPSEPParams` and its READINGS exactly: theta_fn is
     clipped to ||theta_fn|| <= C (step 6), theta_new from
-    :func:`dpclaims.families.sep.sep.dpsep_theta_new` (eq. 4 as printed: damping g/N^2;
+    :func:`dpclaims.algorithms.sep.sep.dpsep_theta_new` (eq. 4 as printed: damping g/N^2;
     SEP-invariant: g/N), Gaussian noise of std ``DPSEPParams.noise_std(N)`` (step 8:
     sigma 2gC/N for "as-printed" and "sep-invariant", sigma 2gC for
     "sep-invariant-recalibrated"; none for sep-clipped), and f = clip((theta~_new -
@@ -114,9 +114,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import erfcx, ndtr
 
+from dpclaims.algorithms.sep.sep import DPSEPParams, dpsep_theta_new
 from dpclaims.analysis.gaussian import clip_to_norm
 from dpclaims.analysis.validation import check_count, check_finite_array, check_positive
-from dpclaims.families.sep.sep import DPSEPParams, dpsep_theta_new
 
 METHODS = ("adf", "ep", "sep", "sep-clipped", "dp-sep")
 _SQRT_2PI = math.sqrt(2.0 * math.pi)

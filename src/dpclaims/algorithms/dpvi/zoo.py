@@ -1,13 +1,13 @@
 """The DPVI family's mechanisms and algorithms, small, by name (as :data:`dpclaims.mechanisms.ZOO`).
 
 :data:`FAMILY_ZOO` maps a name to a zero-argument factory returning ``(object, data)``
-(:mod:`dpclaims.families.sep.zoo`).
+(:mod:`dpclaims.algorithms.sep.zoo`).
 """
 
 from __future__ import annotations
 
-from dpclaims.families.dpvi.step import DPVIGradientCanary
-from dpclaims.families.dpvi.whole_run import DPVI_VARIANTS, DPVIRun, dpvi_background
+from dpclaims.algorithms.dpvi.step import DPVIGradientCanary
+from dpclaims.algorithms.dpvi.whole_run import DPVI_VARIANTS, DPVIRun, dpvi_background
 
 
 def _canary_step():

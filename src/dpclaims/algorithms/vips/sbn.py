@@ -64,13 +64,13 @@ import dp_accounting
 import numpy as np
 from scipy.special import expit
 
+from dpclaims.algorithms.vips.blr import pg_mean
 from dpclaims.analysis.validation import (
     check_count,
     check_finite_array,
     check_positive,
     check_probability,
 )
-from dpclaims.families.vips.blr import pg_mean
 
 STATISTIC_NAMES = ("A", "B", "C", "D", "E", "F", "G")
 """The seven released statistics, in the order of the concatenated vector (appendix Sec. 4)."""

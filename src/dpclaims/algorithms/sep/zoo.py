@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpclaims.algorithms.sep.likelihoods import Probit
+from dpclaims.algorithms.sep.sep import DPSEPParams
+from dpclaims.algorithms.sep.step import DPSEPStep
+from dpclaims.algorithms.sep.whole_run import SEP_READINGS, DPSEPPass, dpsep_background
 from dpclaims.analysis.gaussian import flatten_natural, natural_dim
-from dpclaims.families.sep.likelihoods import Probit
-from dpclaims.families.sep.sep import DPSEPParams
-from dpclaims.families.sep.step import DPSEPStep
-from dpclaims.families.sep.whole_run import SEP_READINGS, DPSEPPass, dpsep_background
 
 
 def _step(reading: str):

@@ -9,7 +9,7 @@ a canary, and planted-bug switches.
 :class:`DPVIRun`
     Jälkö, Prediger, Honkela & Kaski, DPVIm, ``../shared/papers/dpvim.txt``, Sec. 3.1.1,
     Algorithm 1; variants "vanilla", "aligned", "natural" of
-    :mod:`dpclaims.families.dpvi.dpvi`. T steps of DP-SGD on the ELBO of logistic regression,
+    :mod:`dpclaims.algorithms.dpvi.dpvi`. T steps of DP-SGD on the ELBO of logistic regression,
     Poisson(q) batches, plain SGD
     from a public xi_0. Data ``(x (N, d), y (N,), is_canary (N,))``; a record with
     ``is_canary = s`` in {-1, +1} is the gradient canary: its clipped per-example
@@ -29,6 +29,15 @@ from functools import cached_property
 
 import numpy as np
 
+from dpclaims.algorithms.dpvi.dpvi import (
+    DPVIConfig,
+    LogisticRegression,
+    MeanField,
+    Transform,
+    dp_step,
+    draw_batches,
+    released_dim,
+)
 from dpclaims.analysis.accounting import Sampling, account_event, dp_event_for
 from dpclaims.analysis.validation import (
     check_count,
@@ -42,15 +51,6 @@ from dpclaims.audits.whole_run import (
     check_gaussian_delta,
     check_sampling_rate,
     check_threat_model,
-)
-from dpclaims.families.dpvi.dpvi import (
-    DPVIConfig,
-    LogisticRegression,
-    MeanField,
-    Transform,
-    dp_step,
-    draw_batches,
-    released_dim,
 )
 
 DPVI_VARIANTS = ("vanilla", "aligned", "natural")
@@ -90,7 +90,7 @@ class DPVIRun(WholeRunAlgorithm):
     sampling_rate : float
         q in (0, 1): each record joins each batch independently with probability q.
     variant : {"vanilla", "aligned", "natural"}
-        :mod:`dpclaims.families.dpvi.dpvi`'s variants (Sec. 3.1.1, eqs. 15, 16).
+        :mod:`dpclaims.algorithms.dpvi.dpvi`'s variants (Sec. 3.1.1, eqs. 15, 16).
     threat_model : {"final-iterate", "full-trace"}
         ``run`` returns the final xi (n, 2d), or every released noisy sum (n, T, k),
         k = d (aligned) or 2d.
@@ -243,10 +243,10 @@ class DPVIRun(WholeRunAlgorithm):
     def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
         """``n_runs`` runs of T steps: final xi (n_runs, 2d) or the released sums (n_runs,
         T, k), per ``threat_model``. Each step draws the Poisson batches, then eta (n, d),
-        psi (n, k), as :func:`~dpclaims.families.dpvi.dpvi.run_dpvi` does. ``batches =
+        psi (n, k), as :func:`~dpclaims.algorithms.dpvi.dpvi.run_dpvi` does. ``batches =
         "mask"`` (default) draws the batch as a mask over all N records (one uniform per
         record: the same law, no gather; fastest for small N); ``"gather"`` uses
-        :func:`~dpclaims.families.dpvi.dpvi.draw_batches` (the reference's random stream).
+        :func:`~dpclaims.algorithms.dpvi.dpvi.draw_batches` (the reference's random stream).
 
         Raises ValueError on bad data (:meth:`check_data`) or n_runs < 1.
         """

@@ -14,14 +14,7 @@ import dp_accounting
 import numpy as np
 import scipy.sparse as sp
 
-from dpclaims.analysis.validation import (
-    check_count,
-    check_delta,
-    check_finite_array,
-    check_positive,
-)
-from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
-from dpclaims.families.vips.blr import (
+from dpclaims.algorithms.vips.blr import (
     _check_bound,
     _check_second_moment,
     _statistics,
@@ -30,7 +23,7 @@ from dpclaims.families.vips.blr import (
     symmetric_from_triu,
     triu_vector,
 )
-from dpclaims.families.vips.lda import (
+from dpclaims.algorithms.vips.lda import (
     VIPSLDA,
     _check_lambda,
     _clip_factors,
@@ -40,7 +33,7 @@ from dpclaims.families.vips.lda import (
     _sum_over_documents,
     as_count_matrix,
 )
-from dpclaims.families.vips.sbn import (
+from dpclaims.algorithms.vips.sbn import (
     JOINT_SENSITIVITY,
     SBNParams,
     _check_binary,
@@ -48,6 +41,13 @@ from dpclaims.families.vips.sbn import (
     concatenate_scaled,
     sbn_statistics,
 )
+from dpclaims.analysis.validation import (
+    check_count,
+    check_delta,
+    check_finite_array,
+    check_positive,
+)
+from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 
 # --------------------------------------------------------------------------- mechanism
 

@@ -1,15 +1,15 @@
 """The VIPS family's mechanisms and algorithms, small, by name (as :data:`dpclaims.mechanisms.ZOO`).
 
 :data:`FAMILY_ZOO` maps a name to a zero-argument factory returning ``(object, data)``
-(:mod:`dpclaims.families.sep.zoo`).
+(:mod:`dpclaims.algorithms.sep.zoo`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dpclaims.families.vips.step import VIPSBLRStep
-from dpclaims.families.vips.whole_run import VIPSRun
+from dpclaims.algorithms.vips.step import VIPSBLRStep
+from dpclaims.algorithms.vips.whole_run import VIPSRun
 
 
 def _blr_step():

@@ -35,6 +35,8 @@ from functools import cached_property
 import dp_accounting
 import numpy as np
 
+from dpclaims.algorithms.sep.likelihoods import Probit
+from dpclaims.algorithms.sep.sep import DPSEPParams, cavity_moments, dpsep_theta_new
 from dpclaims.analysis.accounting import Sampling, dp_event_for
 from dpclaims.analysis.gaussian import clip_to_norm, flatten_natural, natural_dim
 from dpclaims.analysis.validation import (
@@ -49,8 +51,6 @@ from dpclaims.audits.whole_run import (
     check_gaussian_delta,
     check_threat_model,
 )
-from dpclaims.families.sep.likelihoods import Probit
-from dpclaims.families.sep.sep import DPSEPParams, cavity_moments, dpsep_theta_new
 
 SEP_READINGS = ("as-printed", "sep-invariant", "sep-invariant-recalibrated")
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from dpclaims.algorithms.sep.sep import DPSEPParams, cavity_moments, dpsep_theta_new
 from dpclaims.analysis.gaussian import clip_to_norm, flatten_natural, natural_dim
-from dpclaims.families.sep.sep import DPSEPParams, cavity_moments, dpsep_theta_new
 from dpclaims.property_tests.strategies import gaussian_natural_params, records, replace_one_pairs
 
 _finite = dict(allow_nan=False, allow_infinity=False)

@@ -14,7 +14,7 @@ Model (v1 eqs. 5-12, with PBP's parametrisation)
 One hidden layer of ReLU units; every layer's input is augmented with a constant 1
 (bias) and the pre-activation is divided by sqrt(n_inputs + 1), as in PBP
 (Hernandez-Lobato & Adams 2015, Sec. 3), so that the weights are on the same scale as
-in ``families/sep/pbp.py``::
+in ``algorithms/sep/pbp.py``::
 
     a   = W0 [x; 1] / sqrt(d + 1)            W0: (H, d + 1)
     f(x) = w1 [relu(a); 1] / sqrt(H + 1)     w1: (H + 1,)

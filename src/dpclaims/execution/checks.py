@@ -1,0 +1,201 @@
+"""The checks' runner: :class:`CheckTimer` runs a report's checks, timing each, in this
+process, in forked processes (``workers`` > 1) or on a Dask cluster (``client``).
+
+It knows no claim and no verdict: a check is any function of no arguments whose value
+can be pickled, and the caller assembles the values in a fixed order. Moved here from
+``dpclaims.claims.core`` (issue 39), where the name still imports, with a warning.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+import traceback
+
+from dpclaims.analysis.validation import InputError
+
+
+class CheckTimer:
+    """Runs a report's checks, announcing each and timing it.
+
+    ``timer(name, fn)`` calls ``progress(name)`` (the CLI's progress line), runs ``fn()``
+    and records its wall time in ``timer.timings[name]`` (seconds, one decimal). Timings
+    go to run_info.json, never into results.json (they are not determined by the seed).
+
+    ``timer.start(name, fn)`` runs ``fn()`` in a forked child process while the caller
+    goes on (when ``workers`` > 1; otherwise at once, as ``timer(name, fn)``) and returns
+    a handle whose ``result()`` is ``fn()``'s value (an exception in the child is raised
+    again in the parent). A check's value depends only on its own seed, so results are
+    the same whatever ``workers`` is; the caller assembles them in a fixed order.
+    ``fn`` may be a closure (fork needs no pickling of it); its value is pickled back.
+
+    With a ``client`` (a ``dask.distributed.Client``, ``dpclaims audit --scheduler``)
+    ``timer.start`` submits ``fn()`` to the Dask cluster instead (``workers`` is then not
+    used) and ``result()`` gathers it; the timing is the worker's. ``fn`` is pickled with
+    cloudpickle at once: a check that cannot be pickled raises :class:`InputError`
+    naming it (it is not run locally instead: where a check runs is never changed
+    silently). A check running on a Dask worker must not start processes of its own
+    (the workers are daemonic): give it ``workers=1`` and no client.
+
+    Raises
+    ------
+    InputError
+        From ``start`` with a client: ``fn`` cannot be pickled.
+    """
+
+    def __init__(self, progress=None, workers: int = 1, client=None):
+        self.progress = progress or (lambda name: None)
+        self.timings: dict[str, float] = {}
+        self.workers = int(workers)
+        self.client = client
+        self._handles: list[_Handle] = []
+
+    def __call__(self, name: str, fn):
+        self.progress(name)
+        t0 = time.perf_counter()
+        value = fn()
+        self.timings[name] = round(time.perf_counter() - t0, 1)
+        return value
+
+    def start(self, name: str, fn) -> _Handle:
+        import multiprocessing
+
+        if self.client is not None:
+            return self._submit(name, fn)
+        if self.workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            try:  # at once; an error is raised by result(), as from a second process
+                return _Handle(value=self(name, fn))
+            except Exception as exc:  # noqa: BLE001  (re-raised by result())
+                return _Handle(error=exc)
+        self.progress(name)
+        self.timings[name] = None  # keeps the order of the checks; filled by result()
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+
+        def child():
+            t0 = time.perf_counter()
+            try:
+                send.send(("ok", fn(), round(time.perf_counter() - t0, 1)))
+            except BaseException as exc:  # noqa: BLE001  (re-raised in the parent)
+                send.send(("error", _portable(exc), traceback.format_exc()))
+
+        process = ctx.Process(target=child, name=f"dpclaims check: {name}")
+        process.start()
+        send.close()
+        handle = _Handle(process=process, receive=receive, timer=self, name=name)
+        self._handles.append(handle)
+        return handle
+
+    def _submit(self, name: str, fn) -> _Handle:
+        """``fn()`` as a task on the Dask cluster of ``self.client``."""
+        import uuid
+
+        import cloudpickle
+
+        try:  # here, so that a closure that does not pickle is named at once
+            payload = cloudpickle.dumps(fn)
+        except Exception as exc:  # noqa: BLE001  (any pickling failure)
+            raise InputError(
+                f"the check {name!r} cannot be sent to the Dask cluster: its function does "
+                f"not pickle ({type(exc).__name__}: {exc}); run the audit without "
+                "--scheduler") from exc
+        self.progress(name)
+        self.timings[name] = None  # keeps the order of the checks; filled by result()
+        future = self.client.submit(_run_on_worker, payload, name, pure=False,
+                                    key=f"dpclaims-check-{name}-{uuid.uuid4().hex}")
+        handle = _Handle(future=future, timer=self, name=name)
+        self._handles.append(handle)
+        return handle
+
+    def close(self) -> None:
+        """Stop the checks started in other processes whose results were never collected
+        (the caller failed first): without this a child blocked writing a large result
+        to its pipe and the parent waiting for it at exit would wait for each other."""
+        for handle in self._handles:
+            handle.cancel()
+
+    def __enter__(self) -> CheckTimer:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _run_on_worker(payload: bytes, name: str):
+    """The task of a check sent to a Dask worker by :meth:`CheckTimer.start`: unpickle
+    the check, run it; return ``(value, seconds)``. A check that does not unpickle there
+    (its module is not installed on the worker) raises :class:`InputError` naming it."""
+    t0 = time.perf_counter()
+    try:
+        fn = pickle.loads(payload)
+    except Exception as exc:  # noqa: BLE001  (named for the user)
+        raise InputError(
+            f"the check {name!r} does not load on the Dask worker ({type(exc).__name__}: "
+            f"{exc}): every worker needs dpclaims and the paper's package installed") from exc
+    return fn(), round(time.perf_counter() - t0, 1)
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling, else a RuntimeError naming its type and message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+class _Handle:
+    """The value of a check started by :meth:`CheckTimer.start`."""
+
+    def __init__(self, value=None, error=None, process=None, receive=None, timer=None,
+                 name=None, future=None):
+        self._value, self._error = value, error
+        self._process, self._receive = process, receive
+        self._timer, self._name = timer, name
+        self._future = future
+
+    def result(self):
+        """The check's value; its exception (from either process, or from the Dask worker)
+        is raised again, and on every later call too."""
+        if self._future is not None:
+            future, self._future = self._future, None
+            try:
+                self._value, self._timer.timings[self._name] = future.result()
+            except Exception as exc:  # noqa: BLE001  (re-raised below, named)
+                if hasattr(exc, "add_note"):
+                    exc.add_note(f"in the check {self._name!r}, run on the Dask cluster")
+                self._error = exc
+        if self._process is not None:
+            try:
+                status, value, extra = self._receive.recv()
+            except EOFError:
+                status, value, extra = "error", RuntimeError(
+                    f"the check {self._name!r} died in its process"), ""
+            self._process.join()
+            self._receive.close()
+            self._process = None
+            if status == "ok":
+                self._value = value
+                self._timer.timings[self._name] = extra
+            else:
+                if hasattr(value, "add_note") and extra:
+                    value.add_note(f"in the check {self._name!r}, run in a second process:\n"
+                                   + extra)
+                self._error = value
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def cancel(self) -> None:
+        """Terminate the check's process (or cancel its Dask task) if its result was not
+        collected."""
+        if self._future is not None:
+            self._future.cancel()
+            self._future = None
+            self._error = RuntimeError(f"the check {self._name!r} was cancelled")
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join()
+            self._receive.close()
+            self._process = None
+            self._error = RuntimeError(f"the check {self._name!r} was cancelled")

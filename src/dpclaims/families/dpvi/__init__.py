@@ -1,4 +1,0 @@
-"""DPVI and DPVIm (Jälkö, Prediger, Honkela, Kaski): DP-SGD on the ELBO with vanilla,
-aligned, natural and full-rank gradients (:mod:`~dpclaims.families.dpvi.dpvi`), one
-step's release as a mechanism (:mod:`~dpclaims.families.dpvi.step`) and T steps as a
-whole run."""

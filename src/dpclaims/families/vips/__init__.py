@@ -1,4 +1,0 @@
-"""VIPS (Park, Foulds, Chaudhuri, Welling): Bayesian logistic regression with Polya-Gamma
-augmentation (:mod:`~dpclaims.families.vips.blr`), LDA, sigmoid belief networks, their
-noised expected sufficient statistics as mechanisms (:mod:`~dpclaims.families.vips.step`)
-and a VIPS run as a whole run."""
