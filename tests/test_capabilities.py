@@ -28,6 +28,9 @@ RESOLVER = SRC / "audits" / "capabilities.py"
 ALLOWED = {
     ("cli_endings.py", "exc"),                        # an exception
     ("enclosures.py", "out"),                         # a numpy array or a sequence (ravel)
+    ("core.py", "checks"),                            # claims.core's moved names (PEP 562)
+    ("checks.py", "exc"),                             # an exception (add_note)
+    ("checks.py", "value"),                           # an exception (add_note)
     ("registry.py", "import_module(module)"),         # a module (the score/threshold table)
     ("plugin.py", "import_module(module)"),           # a module (PEP 562)
     ("__init__.py", "import_module(f'dpclaims.audits.{module}')"),  # a module (PEP 562)
