@@ -257,7 +257,7 @@ def fixed_size_add_remove_event(noise_multiplier: float,
     A batch of D' misses z with probability 1 - gamma, and is then a uniform B-subset
     of D; it holds z with probability gamma, and is then {z} + T with T a uniform
     (B - 1)-subset of D. A uniform B-subset of D is T + {y}, T a uniform (B - 1)-subset
-    of D and y uniform on D \\ T. Index both outputs by the same (T, y), m = f(T + {y}):
+    of D and y uniform on D \\ T. Index both outputs by the same (T, y), m = f(T + {y})::
 
         M(D)  = E_(T,y) [ N(m, s^2) ],
         M(D') = E_(T,y) [ (1 - gamma) N(m, s^2) + gamma N(m + v, s^2) ],
@@ -266,7 +266,7 @@ def fixed_size_add_remove_event(noise_multiplier: float,
     (the second line integrates y out of the gamma term, which then no longer depends
     on it). The hockey-stick divergence is jointly convex [11]_, so both directions
     are bounded by the worst (T, y); by translation and rotation invariance and
-    monotonicity in |v| of the Gaussian pair, that is |v| = 2 Delta:
+    monotonicity in ``|v|`` of the Gaussian pair, that is ``|v| = 2 Delta``::
 
         H_a(M(D') || M(D)) <= H_a((1 - gamma) N(0, s^2) + gamma N(2 Delta, s^2) || N(0, s^2)),
 

@@ -529,7 +529,7 @@ def maximise(objective: Callable, domain: Domain, *, tol: float = 1e-3,
     domain : Domain
         Dimension <= :data:`MAX_DIMENSION`.
     tol : float
-        Stop when upper - lower <= tol * max(|upper|, 1e-300) (relative).
+        Stop when ``upper - lower <= tol * max(abs(upper), 1e-300)`` (relative).
     max_boxes : int
         Stop after enclosing this many boxes (the upper bound stays valid).
     target : float, optional
@@ -751,8 +751,8 @@ class GapBound:
 
     ``lower``/``upper``: certified bounds on max over the points of the gap; ``points``
     how many; ``worst`` the index of the point with the largest upper end; ``precision``
-    bits; ``relative`` whether the gap is |l - r| / (1 + |l| + |r|) per coordinate (else
-    |l - r|).
+    bits; ``relative`` whether the gap is ``|l - r| / (1 + |l| + |r|)`` per coordinate (else
+    ``|l - r|``).
     """
 
     lower: float
@@ -793,7 +793,7 @@ def identity_gap(lhs: Callable, rhs: Callable, points: Sequence, *, prec: int = 
     prec : int
         Bits of working precision.
     relative : bool
-        Per coordinate |l - r| / (1 + |l| + |r|) (default) or |l - r|; the largest over
+        Per coordinate ``|l - r| / (1 + |l| + |r|)`` (default) or ``|l - r|``; the largest over
         coordinates and points.
 
     Returns

@@ -13,7 +13,7 @@ so its bracket must contain the reduction's epsilon, and every other pair's lowe
 must lie below it.
 
 Method. For a pair (A, B) of mixtures with common std s the privacy loss
-L(x) = log a(x) / b(x) has |L'(x)| <= R / s^2, R the range of all component means
+L(x) = log a(x) / b(x) has ``|L'(x)| <= R / s^2``, R the range of all component means
 (d/dx log a(x) = (posterior mean of the components at x - x) / s^2). The real line
 is cut into cells of width h on [min mean - 12 s, max mean + 12 s]; each cell's mass
 under A is exact (normal CDFs), and L on the cell lies within h R / (2 s^2) of its

@@ -17,17 +17,17 @@ The value follows the protocol itself (``name``, ``claim`` and ``release``, resp
 
 Capabilities
 ------------
-=======================  =========================================================
-:class:`HasQuery`        ``query(data)`` and its claimed ``sensitivity``
-:class:`HasDomain`       ``domain``: the record domain
-:class:`HasData`         ``data`` and ``candidates`` (records to build pairs from)
-:class:`HasGradientCanary`  ``gradient_canary(sign)``, ``canary_direction``, ``clip``
-:class:`HasInputCanary`  ``input_canary``
-:class:`HasTrace`        ``updates(releases)``, ``trace_reduction``, ``epoch_length``
-:class:`HasStep`         ``step(state, batch, rng)``, ``step_sensitivity``,
-                         ``random_states(rng, n)``
-:class:`HasPerformedSampling`  ``performed_event``, ``performed_is_shuffle``
-=======================  =========================================================
+===============================  =========================================================
+:class:`HasQuery`                ``query(data)`` and its claimed ``sensitivity``
+:class:`HasDomain`               ``domain``: the record domain
+:class:`HasData`                 ``data`` and ``candidates`` (records to build pairs from)
+:class:`HasGradientCanary`       ``gradient_canary(sign)``, ``canary_direction``, ``clip``
+:class:`HasInputCanary`          ``input_canary``
+:class:`HasTrace`                ``updates(releases)``, ``trace_reduction``, ``epoch_length``
+:class:`HasStep`                 ``step(state, batch, rng)``, ``step_sensitivity``,
+                                 ``random_states(rng, n)``
+:class:`HasPerformedSampling`    ``performed_event``, ``performed_is_shuffle``
+===============================  =========================================================
 
 A mechanism may also have ``records`` (a hypothesis strategy of records),
 ``neighbouring_pairs()`` and ``score``; an algorithm ``step_batch_size`` /

@@ -56,8 +56,8 @@ def _alpha(y):
 
 def per_coordinate_ratio(*, max_boxes: int = MAX_BOXES, tol: float = TOLERANCE,
                          prec: int = PRECISION, factor: float = 2.0) -> dict[str, SupBound]:
-    """eq. 22 per coordinate: sup |Delta s_l| over the paper's (2/N) max |<s_l>| (1/2 for s1,
-    1/4 for s2), as ratios, for s1, the diagonal and the off-diagonal of s2 (module
+    """eq. 22 per coordinate: sup ``|Delta s_l|`` over the paper's ``(2/N) max |<s_l>|``
+    (1/2 for s1, 1/4 for s2), as ratios, for s1, the diagonal and the off-diagonal of s2 (module
     docstring). ``factor``: the 2 of eq. 22 (another value plants a variant). Returns
     {part: SupBound}; the reading's ratio is their maximum."""
     opts = {"max_boxes": max_boxes, "tol": tol, "prec": prec}
