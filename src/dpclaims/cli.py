@@ -561,25 +561,70 @@ def _account_cache(question: dict, payload: dict | None = None) -> dict | None:
     return None
 
 
-def _account_payload(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_rate,
-                     steps, epochs, delta, relation, accountant, all_accountants) -> dict:
-    """What ``account`` prints (its --json object, plus "_"-prefixed fields for the table)."""
-    from dpclaims.analysis.sampling import Sampling
-    from dpclaims.analysis.validation import steps_for_epochs
+def _account_batch(dataset_size, batch_size, sampling_rate):
+    """The batch size ``account`` uses: --batch-size, or --sampling-rate x N.
 
-    if (sigma is None) == (target_epsilon is None):
-        raise click.UsageError("give exactly one of --sigma and --target-epsilon")
+    Parameters
+    ----------
+    dataset_size : int or None
+        --dataset-size.
+    batch_size : int or None
+        --batch-size.
+    sampling_rate : float or None
+        --sampling-rate.
+
+    Returns
+    -------
+    int, float or None
+        The batch size (a float when from a rate: the plan checks it).
+
+    Raises
+    ------
+    click.UsageError
+        On both options given, a rate without N, or a rate outside (0, 1].
+    """
     if batch_size is not None and sampling_rate is not None:
         raise click.UsageError("give at most one of --batch-size and --sampling-rate")
-    if sampling_rate is not None:
-        if dataset_size is None:
-            raise click.UsageError("--sampling-rate needs --dataset-size")
-        if not 0 < sampling_rate <= 1:
-            raise click.UsageError(f"--sampling-rate must lie in (0, 1], got {sampling_rate}")
-        batch = sampling_rate * dataset_size
-    else:
-        batch = batch_size
-    notes = []
+    if sampling_rate is None:
+        return batch_size
+    if dataset_size is None:
+        raise click.UsageError("--sampling-rate needs --dataset-size")
+    if not 0 < sampling_rate <= 1:
+        raise click.UsageError(f"--sampling-rate must lie in (0, 1], got {sampling_rate}")
+    return sampling_rate * dataset_size
+
+
+def _account_steps(sampling, dataset_size, batch, steps, epochs, notes: list):
+    """--steps and --epochs as the sampling plan takes them.
+
+    For Poisson and without-replacement sampling, epochs become ceil(epochs * N / B)
+    steps (a note says so when rounded); for the others, epochs must be whole.
+
+    Parameters
+    ----------
+    sampling : str
+        --sampling.
+    dataset_size, batch
+        N and B (None when not given).
+    steps : int or None
+        --steps.
+    epochs : float or None
+        --epochs.
+    notes : list of str
+        Notes printed with the result; appended to.
+
+    Returns
+    -------
+    tuple
+        (steps, epochs) for :class:`~dpclaims.analysis.sampling.Sampling`.
+
+    Raises
+    ------
+    click.UsageError
+        On epochs not finite and > 0, or not whole where they must be.
+    """
+    from dpclaims.analysis.validation import steps_for_epochs
+
     if epochs is not None and not (math.isfinite(epochs) and epochs > 0):
         raise click.UsageError(f"--epochs must be a finite number > 0, got {epochs}")
     if (epochs is not None and steps is None and sampling in ("poisson", "without-replacement")
@@ -595,16 +640,54 @@ def _account_payload(sigma, target_epsilon, sampling, dataset_size, batch_size, 
             raise click.UsageError(f"--epochs must be a whole number for {sampling}, "
                                    f"got {epochs}")
         epochs = int(epochs)
+    return steps, epochs
+
+
+def _account_row_kind(row) -> str:
+    """What an accountant's row is, in words, for ``account``'s table and JSON.
+
+    Parameters
+    ----------
+    row : AccountantRow
+        One row of an accounting result.
+
+    Returns
+    -------
+    str
+        Exact, lower bound, not a bound, classic / tight / plain upper bound.
+    """
+    from dpclaims.analysis.accounting import TIGHT_ACCOUNTANTS
+
+    if row.bound == "exact":
+        return "exact (certified bracket)"
+    if row.bound == "lower":
+        return "lower bound"
+    if row.bound == "model":
+        return "not a bound here (see note)"
+    if row.name == "moments-accountant":
+        return "classic upper bound (looser conversion)"
+    if row.name in TIGHT_ACCOUNTANTS:
+        return "tight upper bound"
+    return "upper bound"
+
+
+def _account_payload(sigma, target_epsilon, sampling, dataset_size, batch_size, sampling_rate,
+                     steps, epochs, delta, relation, accountant, all_accountants) -> dict:
+    """What ``account`` prints (its --json object, plus "_"-prefixed fields for the table)."""
+    from dpclaims.analysis.sampling import Sampling
+
+    if (sigma is None) == (target_epsilon is None):
+        raise click.UsageError("give exactly one of --sigma and --target-epsilon")
+    batch = _account_batch(dataset_size, batch_size, sampling_rate)
+    notes = []
+    steps, epochs = _account_steps(sampling, dataset_size, batch, steps, epochs, notes)
     try:
         plan = Sampling(sampling, dataset_size=dataset_size, batch_size=batch, steps=steps,
                         epochs=epochs)
         if target_epsilon is None and not all_accountants and sampling in EXACT_SAMPLINGS:
             return _account_exact_payload(sigma, plan, delta, relation, notes)
-        from dpclaims.analysis.accounting import (
-            TIGHT_ACCOUNTANTS,
-            calibrate_noise_multiplier,
-        )
         from dpclaims.analysis.accounting import account as account_rows
+        from dpclaims.analysis.accounting import calibrate_noise_multiplier
 
         calibrated = None
         if target_epsilon is None:
@@ -620,20 +703,8 @@ def _account_payload(sigma, target_epsilon, sampling, dataset_size, batch_size, 
                 result = account_rows(sigma, plan, delta, relation)
     except (ValueError, TypeError) as exc:
         raise click.UsageError(str(exc)) from exc
-    def kind(row):
-        if row.bound == "exact":
-            return "exact (certified bracket)"
-        if row.bound == "lower":
-            return "lower bound"
-        if row.bound == "model":
-            return "not a bound here (see note)"
-        if row.name == "moments-accountant":
-            return "classic upper bound (looser conversion)"
-        if row.name in TIGHT_ACCOUNTANTS:
-            return "tight upper bound"
-        return "upper bound"
-
-    rows = [{"accountant": r.name, "relation": relation, "kind": kind(r), "bound": r.bound,
+    rows = [{"accountant": r.name, "relation": relation, "kind": _account_row_kind(r),
+             "bound": r.bound,
              "epsilon": None if r.epsilon is None or not math.isfinite(r.epsilon) else r.epsilon,
              "note": r.note} for r in result.rows]
     lo, hi = result.lower_bound, result.upper_bound

@@ -781,6 +781,87 @@ def _memoised(fn):
     return wrapper
 
 
+def _wanted_accountants(accountants: tuple[str, ...] | None) -> set[str]:
+    """The names of the rows :func:`account_event` computes.
+
+    Parameters
+    ----------
+    accountants : tuple of str or None
+        Names from :data:`ACCOUNTANTS` and :data:`PURE_DP_ACCOUNTANT`; None: all.
+
+    Returns
+    -------
+    set of str
+        The names asked for.
+
+    Raises
+    ------
+    ValueError
+        On an empty tuple or an unknown name.
+    """
+    names = (*ACCOUNTANTS, PURE_DP_ACCOUNTANT)
+    if accountants is not None:
+        unknown = [a for a in accountants if a not in names]
+        if unknown or not accountants:
+            raise ValueError(f"accountants must be a non-empty tuple of names from {names}, "
+                             f"got {accountants!r}")
+    return set(names if accountants is None else accountants)
+
+
+def _dpa_rdp_row(event, delta: float, relation: str, needs_delta: str):
+    """dp_accounting's RDP row of an event, and its accountant for the moments row.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        The event, multipliers relative to the sensitivity under ``relation``.
+    delta : float
+        Target delta in [0, 1).
+    relation : str
+        Neighbouring relation.
+    needs_delta : str
+        The row's note when ``delta = 0``.
+
+    Returns
+    -------
+    tuple
+        (row, accountant, reason): the ``dp_accounting-rdp`` row; the composed
+        ``RdpAccountant``, or None when unsupported or out of range; and why not
+        ("" when it is there).
+    """
+    rdp_reason = ""
+    rdp_row = None
+    try:
+        rdp_accountant = _dpa_rdp_accountant(event, relation)
+    except _Unsupported as exc:
+        rdp_accountant, rdp_reason = None, exc.reason
+    except OUT_OF_RANGE as exc:
+        rdp_reason = _out_of_range("dp_accounting's RDP", exc)
+        rdp_accountant, rdp_row = None, AccountantRow("dp_accounting-rdp", None, rdp_reason)
+    if delta > 0 and rdp_accountant is not None:
+        try:
+            eps, order = rdp_accountant.get_epsilon_and_optimal_order(delta)
+        except OUT_OF_RANGE as exc:
+            rdp_reason = _out_of_range("dp_accounting's RDP", exc)
+            rdp_accountant, rdp_row = None, AccountantRow("dp_accounting-rdp", None, rdp_reason)
+    if rdp_row is None:
+        if rdp_accountant is None:
+            rdp_row = AccountantRow("dp_accounting-rdp", None, f"unsupported: {rdp_reason}")
+        elif delta == 0:
+            rdp_row = AccountantRow("dp_accounting-rdp", None, needs_delta)
+        else:
+            rdp_row = AccountantRow(
+                "dp_accounting-rdp",
+                float(eps),
+                "dp_accounting RdpAccountant "
+                f"({_DPA_RELATION[relation].name}), default orders 1.1..1024; "
+                f"{_rdp_bound_text(event)}; (eps, delta) by Canonne-Kamath-Steinke 2020 "
+                "Prop. 12.",
+                {"optimal_order": float(order)},
+            )
+    return rdp_row, rdp_accountant, rdp_reason
+
+
 @_memoised
 def account_event(
     event: dp_accounting.DpEvent,
@@ -847,49 +928,11 @@ def account_event(
         raise ValueError(f"query must be 'clipped-sum' or 'general', got {query!r}")
     rtol = check_positive(rtol, "rtol")
     refinement = _check_refinement(pld_initial_interval, pld_max_refinements, pld_rtol)
-    names = (*ACCOUNTANTS, PURE_DP_ACCOUNTANT)
-    if accountants is not None:
-        unknown = [a for a in accountants if a not in names]
-        if unknown or not accountants:
-            raise ValueError(f"accountants must be a non-empty tuple of names from {names}, "
-                             f"got {accountants!r}")
-    wanted = set(names if accountants is None else accountants)
+    wanted = _wanted_accountants(accountants)
 
-    rows = []
     needs_delta = "needs delta > 0: its conversion to (epsilon, delta) is finite only then"
-    rdp_reason = ""
-    rdp_row = None
-    try:
-        rdp_accountant = _dpa_rdp_accountant(event, relation)
-    except _Unsupported as exc:
-        rdp_accountant, rdp_reason = None, exc.reason
-    except OUT_OF_RANGE as exc:
-        rdp_reason = _out_of_range("dp_accounting's RDP", exc)
-        rdp_accountant, rdp_row = None, AccountantRow("dp_accounting-rdp", None, rdp_reason)
-    if delta > 0 and rdp_accountant is not None:
-        try:
-            eps, order = rdp_accountant.get_epsilon_and_optimal_order(delta)
-        except OUT_OF_RANGE as exc:
-            rdp_reason = _out_of_range("dp_accounting's RDP", exc)
-            rdp_accountant, rdp_row = None, AccountantRow("dp_accounting-rdp", None, rdp_reason)
-    if rdp_row is not None:
-        rows.append(rdp_row)
-    elif rdp_accountant is None:
-        rows.append(AccountantRow("dp_accounting-rdp", None, f"unsupported: {rdp_reason}"))
-    elif delta == 0:
-        rows.append(AccountantRow("dp_accounting-rdp", None, needs_delta))
-    else:
-        rows.append(
-            AccountantRow(
-                "dp_accounting-rdp",
-                float(eps),
-                "dp_accounting RdpAccountant "
-                f"({_DPA_RELATION[relation].name}), default orders 1.1..1024; "
-                f"{_rdp_bound_text(event)}; (eps, delta) by Canonne-Kamath-Steinke 2020 "
-                "Prop. 12.",
-                {"optimal_order": float(order)},
-            )
-        )
+    rdp_row, rdp_accountant, rdp_reason = _dpa_rdp_row(event, delta, relation, needs_delta)
+    rows = [rdp_row]
     if delta == 0:
         rows.append(AccountantRow("dp_accounting-pld", None, needs_delta))
         rows.append(AccountantRow("dp_accounting-pld-optimistic", None, needs_delta,
@@ -1499,36 +1542,45 @@ def _pld_refined(
     return history[-1][1], history, False
 
 
-def _pld_rows(event, delta, relation, refinement, query: str,
-              lower_bound: bool = True) -> list[AccountantRow]:
-    """The pessimistic PLD row (an upper bound) and the optimistic one at the same final
-    interval (a lower bound)."""
+def _pld_failed_rows(reason: str) -> list[AccountantRow]:
+    """The pessimistic and optimistic PLD rows when the PLD could not be computed.
+
+    Parameters
+    ----------
+    reason : str
+        Why, as both rows' note.
+
+    Returns
+    -------
+    list of AccountantRow
+        The two rows, epsilon None.
+    """
+    return [AccountantRow("dp_accounting-pld", None, reason),
+            AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
+
+
+def _pld_status(event, eps: float, history: list, converged: bool, refinement) -> str:
+    """How the PLD's discretisation interval was refined, for the row's note.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        The event accounted.
+    eps : float
+        The final epsilon.
+    history : list of [interval, epsilon]
+        The refinement history (:func:`_pld_refined`).
+    converged : bool
+        Whether the refinement converged.
+    refinement : tuple
+        (initial interval, max refinements, rtol).
+
+    Returns
+    -------
+    str
+        One clause: widened, converged, or did not converge (and why).
+    """
     initial, max_refinements, rtol = refinement
-    try:
-        eps, history, converged = _pld_refined(event, delta, relation, refinement)
-    except _Unsupported as exc:
-        reason = f"unsupported: {exc.reason}"
-        return [AccountantRow("dp_accounting-pld", None, reason),
-                AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
-    except _PldOutOfRange as exc:
-        reason = (f"not computed: the PLD gives epsilon {exc.args[0]:.4g}, above "
-                  f"{PLD_MAX_EPSILON:g} nats, where dp_accounting's PLD arithmetic leaves "
-                  "float64's range (exp of the privacy loss); the other accountants bound it")
-        return [AccountantRow("dp_accounting-pld", None, reason),
-                AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
-    except _GridTooLarge as exc:
-        reason = (f"not computed: a grid dp_accounting can compose this many times (one "
-                  f"step's privacy loss on {_MIN_LEAF_POINTS} points or more) would need "
-                  f"{exc} (more than {MAX_PLD_POINTS:,}); the other accountants bound it")
-        return [AccountantRow("dp_accounting-pld", None, reason),
-                AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
-    except OUT_OF_RANGE as exc:
-        # dp_accounting's own arithmetic fails for extreme events (e.g. sigma = 1e-6: a
-        # privacy loss near 1 / (2 sigma^2) overflows exp); the other rows still bound it
-        reason = (f"not computed: dp_accounting's PLD failed on this event "
-                  f"({type(exc).__name__}: {exc}); the other accountants bound it")
-        return [AccountantRow("dp_accounting-pld", None, reason),
-                AccountantRow("dp_accounting-pld-optimistic", None, reason, bound="lower")]
     final_interval = history[-1][0]
     refinements = len(history) - 1
     capped = _pld_width(event) / (final_interval / 2) > MAX_PLD_POINTS
@@ -1554,6 +1606,36 @@ def _pld_rows(event, delta, relation, refinement, query: str,
             f"{rtol:.0%} ({why}){last}; the value is still a valid (pessimistic) upper "
             "bound"
         )
+    return status
+
+
+def _pld_rows(event, delta, relation, refinement, query: str,
+              lower_bound: bool = True) -> list[AccountantRow]:
+    """The pessimistic PLD row (an upper bound) and the optimistic one at the same final
+    interval (a lower bound)."""
+    try:
+        eps, history, converged = _pld_refined(event, delta, relation, refinement)
+    except _Unsupported as exc:
+        return _pld_failed_rows(f"unsupported: {exc.reason}")
+    except _PldOutOfRange as exc:
+        return _pld_failed_rows(
+            f"not computed: the PLD gives epsilon {exc.args[0]:.4g}, above "
+            f"{PLD_MAX_EPSILON:g} nats, where dp_accounting's PLD arithmetic leaves "
+            "float64's range (exp of the privacy loss); the other accountants bound it")
+    except _GridTooLarge as exc:
+        return _pld_failed_rows(
+            f"not computed: a grid dp_accounting can compose this many times (one "
+            f"step's privacy loss on {_MIN_LEAF_POINTS} points or more) would need "
+            f"{exc} (more than {MAX_PLD_POINTS:,}); the other accountants bound it")
+    except OUT_OF_RANGE as exc:
+        # dp_accounting's own arithmetic fails for extreme events (e.g. sigma = 1e-6: a
+        # privacy loss near 1 / (2 sigma^2) overflows exp); the other rows still bound it
+        return _pld_failed_rows(
+            f"not computed: dp_accounting's PLD failed on this event "
+            f"({type(exc).__name__}: {exc}); the other accountants bound it")
+    final_interval = history[-1][0]
+    refinements = len(history) - 1
+    status = _pld_status(event, eps, history, converged, refinement)
     note = (
         f"dp_accounting PLDAccountant ({_DPA_RELATION[relation].name}), pessimistic "
         f"connect-the-dots discretisation (an upper bound at every interval); {status}."

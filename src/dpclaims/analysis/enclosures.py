@@ -513,6 +513,69 @@ def _call(f, box, label, labelled):
             "math or float()") from exc
 
 
+def _check_maximise_args(domain: Domain, tol: float, max_boxes: int) -> None:
+    """Reject what :func:`maximise` cannot do.
+
+    Parameters
+    ----------
+    domain : Domain
+        The domain searched.
+    tol : float
+        Relative tolerance.
+    max_boxes : int
+        Box budget.
+
+    Raises
+    ------
+    EnclosureError
+        Dimension above :data:`MAX_DIMENSION`.
+    ValueError
+        tol <= 0, max_boxes < 1.
+    """
+    if domain.dim > MAX_DIMENSION:
+        raise EnclosureError(
+            f"cannot enclose: dimension {domain.dim} > {MAX_DIMENSION}; branch and bound "
+            "needs ~(1/tol)^dimension boxes. Reduce the dimension by a symmetry argument "
+            "(e.g. a contribution that depends on x only through ||x|| and one inner "
+            "product) or leave the claim undecided")
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got {tol!r}")
+    if max_boxes < 1:
+        raise ValueError(f"max_boxes must be >= 1, got {max_boxes!r}")
+
+
+def _stop_reason(upper: float, lower: float, target: float | None, tol: float, boxes: int,
+                 max_boxes: int) -> str | None:
+    """Why branch and bound stops with this bracket, or None to go on.
+
+    Parameters
+    ----------
+    upper, lower : float
+        The current bracket on the sup.
+    target : float or None
+        A claim's value, enough to decide it.
+    tol : float
+        Relative tolerance.
+    boxes, max_boxes : int
+        Boxes enclosed so far and the budget.
+
+    Returns
+    -------
+    str or None
+        ``"below target"``, ``"above target"``, ``"tolerance"``, ``"unbounded
+        enclosure"`` or ``"box budget"``; None if none applies.
+    """
+    if target is not None and upper <= target:
+        return "below target"
+    if target is not None and lower > target:
+        return "above target"
+    if math.isfinite(upper) and upper - lower <= tol * max(abs(upper), 1e-300):
+        return "tolerance"
+    if boxes >= max_boxes:
+        return "unbounded enclosure" if not math.isfinite(upper) else "box budget"
+    return None
+
+
 def maximise(objective: Callable, domain: Domain, *, tol: float = 1e-3,
              max_boxes: int = 20_000, target: float | None = None, prec: int = 53,
              hints: Sequence = (), what: str = "") -> SupBound:
@@ -560,16 +623,7 @@ def maximise(objective: Callable, domain: Domain, *, tol: float = 1e-3,
     Moore, Kearfott & Cloud (2009), "Introduction to Interval Analysis", SIAM, ch. 9
     (the Moore-Skelboe algorithm: refine the box with the highest upper end).
     """
-    if domain.dim > MAX_DIMENSION:
-        raise EnclosureError(
-            f"cannot enclose: dimension {domain.dim} > {MAX_DIMENSION}; branch and bound "
-            "needs ~(1/tol)^dimension boxes. Reduce the dimension by a symmetry argument "
-            "(e.g. a contribution that depends on x only through ||x|| and one inner "
-            "product) or leave the claim undecided")
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol!r}")
-    if max_boxes < 1:
-        raise ValueError(f"max_boxes must be >= 1, got {max_boxes!r}")
+    _check_maximise_args(domain, tol, max_boxes)
     labelled = bool(domain.labels)
     labels = domain.labels if labelled else (None,)
     start = time.perf_counter()
@@ -607,17 +661,9 @@ def maximise(objective: Callable, domain: Domain, *, tol: float = 1e-3,
             upper = max(-heap[0][0], best[0])
             if not math.isfinite(upper):
                 unbounded = True
-            if target is not None and upper <= target:
-                stopped = "below target"
-                break
-            if target is not None and best[0] > target:
-                stopped = "above target"
-                break
-            if math.isfinite(upper) and upper - best[0] <= tol * max(abs(upper), 1e-300):
-                stopped = "tolerance"
-                break
-            if boxes >= max_boxes:
-                stopped = "unbounded enclosure" if not math.isfinite(upper) else "box budget"
+            reason = _stop_reason(upper, best[0], target, tol, boxes, max_boxes)
+            if reason is not None:
+                stopped = reason
                 break
             neg_hi, _, box, label = heapq.heappop(heap)
             if -neg_hi <= best[0]:

@@ -696,6 +696,226 @@ def _child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + key)
 
 
+def _spectral_chunks(root, key, n, chunk_size, chol_inv, sigma_1, sigma_2):
+    """Spectra of ``n`` noise draws, ``chunk_size`` at a time, each chunk its own stream.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        Root seed; chunk ``c`` draws from the child ``(*key, c)``.
+    key : tuple of int
+        The study's stream key (0 pilot, 1 main).
+    n, chunk_size : int
+        Total draws and draws per chunk.
+    chol_inv : ndarray (d, d)
+        Inverse Cholesky factor of Σ_q (:func:`_chol_inv`).
+    sigma_1, sigma_2 : float
+        Noise standard deviations.
+
+    Returns
+    -------
+    iterator of (ndarray (k, d), ndarray (k,))
+        Per chunk, the ascending eigenvalues of Σ_q^{-1}E and KL[q||p] (:func:`_spectral`).
+    """
+    d = chol_inv.shape[0]
+    for c, start in enumerate(range(0, n, chunk_size)):
+        rng = np.random.default_rng(_child(root, *key, c))
+        e, E = sample_noise(rng, min(chunk_size, n - start), d, sigma_1, sigma_2)
+        yield _spectral(chol_inv, e, E)
+
+
+def _pilot_tau_A(chunks, n_pilot: int) -> tuple[float, float]:
+    """Theorem 4.1's tau and A from a pilot sample: just outside its range of λ_min + 1.
+
+    Parameters
+    ----------
+    chunks : iterator of (ndarray, ndarray)
+        The pilot's spectra (:func:`_spectral_chunks`).
+    n_pilot : int
+        Pilot draws, for the error message.
+
+    Returns
+    -------
+    tuple of float
+        (0.999 * smallest, 1.001 * largest) positive 1 + λ_min over the pilot.
+
+    Raises
+    ------
+    ValueError
+        If no pilot draw has a positive definite Σ_p.
+    """
+    low, high = np.inf, -np.inf
+    for lam, _ in chunks:
+        x = 1.0 + lam[:, 0]
+        x = x[x > 0]
+        if x.size:
+            low, high = min(low, float(x.min())), max(high, float(x.max()))
+    if not np.isfinite(low):
+        raise ValueError(
+            f"no positive definite Sigma_p among {n_pilot} pilot draws; give tau and A"
+        )
+    return 0.999 * low, 1.001 * high
+
+
+class _TailSums:
+    """Running counts and sums of the main sample, chunk by chunk (order of sums kept).
+
+    Parameters
+    ----------
+    m : int
+        Number of KL thresholds.
+    """
+
+    def __init__(self, m: int):
+        self.count_unc = np.zeros(m, dtype=np.int64)
+        self.count_cond = np.zeros(m, dtype=np.int64)
+        self.n_cond = self.n_not_pd = self.n_lmax_nonpos = self.n_pd = 0
+        self.sum_lmax = self.sum_lmax2 = self.sum_lmax_cond = self.sum_lmin_cond = 0.0
+        self.sum_inv_pd = self.sum_inv_cond = self.sum_kl_cond = 0.0
+
+    def add(self, lam, kl, tau: float, A: float, a_grid: np.ndarray) -> None:
+        """Add one chunk's spectra ``lam`` (k, d) and divergences ``kl`` (k,)."""
+        x = 1.0 + lam[:, 0]
+        pd = x > 0
+        event = (tau < x) & (x < A)
+        exceed = kl[:, None] >= a_grid[None, :]
+        self.count_unc += exceed.sum(axis=0)
+        self.count_cond += exceed[event].sum(axis=0)
+        self.n_cond += int(event.sum())
+        self.n_pd += int(pd.sum())
+        self.n_not_pd += int((~pd).sum())
+        lmax = lam[:, -1]
+        self.n_lmax_nonpos += int((lmax <= 0).sum())
+        self.sum_lmax += float(lmax.sum())
+        self.sum_lmax2 += float((lmax**2).sum())
+        self.sum_lmax_cond += float(lmax[event].sum())
+        self.sum_lmin_cond += float(lam[event, 0].sum())
+        self.sum_inv_pd += float((1.0 / x[pd]).sum())
+        self.sum_inv_cond += float((1.0 / x[event]).sum())
+        self.sum_kl_cond += float(kl[event].sum())
+
+
+def _bounds_by_reading(sigma_q, sigma_1, sigma_2, tau, A, a_grid, ci_unc, ci_cond) -> dict:
+    """Theorem 4.1's constants and bound under every v(Z) reading, and its violations.
+
+    Parameters
+    ----------
+    sigma_q : ndarray (d, d)
+        Σ_q.
+    sigma_1, sigma_2, tau, A : float
+        The theorem's noise scales and constants.
+    a_grid : ndarray (m,)
+        KL thresholds.
+    ci_unc, ci_cond : ndarray (m, 2)
+        Clopper-Pearson intervals on the unconditional and conditional tails.
+
+    Returns
+    -------
+    dict
+        The :class:`KLTailStudy` fields ``v``, ``lambda_max_bound``,
+        ``expected_kl_bound``, ``eq21_bound``, ``bound``, ``violated_unconditional``
+        and ``violated_conditional``, each a dict keyed by reading.
+    """
+    sigma_q_inv = np.linalg.inv(sigma_q)
+    v, s_bound, ekl, eq21, bound, viol_unc, viol_cond = {}, {}, {}, {}, {}, {}, {}
+    for reading in V_READINGS:
+        v[reading] = matrix_variance_statistic(sigma_q_inv, sigma_2, reading)
+        s = expected_lambda_max_bound(sigma_q_inv, sigma_2, reading)
+        s_bound[reading] = s
+        ekl[reading] = _bound_numerator(sigma_q, sigma_1, s, tau, A)
+        eq21[reading] = (A + tau + s - 1.0) / (A * tau)
+        bound[reading] = ekl[reading] / a_grid
+        viol_unc[reading] = ci_unc[:, 0] > bound[reading]
+        viol_cond[reading] = ci_cond[:, 0] > bound[reading]
+    return {
+        "v": v,
+        "lambda_max_bound": s_bound,
+        "expected_kl_bound": ekl,
+        "eq21_bound": eq21,
+        "bound": bound,
+        "violated_unconditional": viol_unc,
+        "violated_conditional": viol_cond,
+    }
+
+
+def _check_study_args(sigma_q, sigma_1, sigma_2, a_grid, n_draws, alpha, chunk_size):
+    """Validated inputs of :func:`kl_tail_study`, ``chunk_size`` defaulted.
+
+    Parameters
+    ----------
+    sigma_q, sigma_1, sigma_2, a_grid, n_draws, alpha, chunk_size
+        As :func:`kl_tail_study`.
+
+    Returns
+    -------
+    tuple
+        (sigma_q, sigma_1, sigma_2, a_grid, n_draws, alpha, chunk_size), checked.
+
+    Raises
+    ------
+    ValueError
+        As :func:`kl_tail_study`, for these arguments.
+    """
+    sigma_q = _check_spd(sigma_q, "sigma_q")
+    d = sigma_q.shape[0]
+    sigma_1 = check_positive(sigma_1, "sigma_1")
+    sigma_2 = check_positive(sigma_2, "sigma_2")
+    a_grid = check_finite_array(a_grid, "a_grid", ndim=1)
+    if a_grid.size == 0:
+        raise ValueError("a_grid must contain at least one threshold, got an empty array")
+    for value in a_grid:
+        check_positive(value, "a")
+    n_draws = check_count(n_draws, "n_draws")
+    alpha = check_positive(alpha, "alpha")
+    if not alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if chunk_size is None:
+        chunk_size = max(1, 2**21 // (d * d))
+    chunk_size = check_count(chunk_size, "chunk_size")
+    return sigma_q, sigma_1, sigma_2, a_grid, n_draws, alpha, chunk_size
+
+
+def _sample_summary(sums: _TailSums, n_draws: int, m: int) -> dict:
+    """The :class:`KLTailStudy` fields that are frequencies and means of the main sample.
+
+    Parameters
+    ----------
+    sums : _TailSums
+        The main sample's counts and sums.
+    n_draws : int
+        Main draws.
+    m : int
+        Number of thresholds.
+
+    Returns
+    -------
+    dict
+        Tails, fractions and means (NaN where their conditioning set is empty).
+    """
+    nan = float("nan")
+    n_cond = sums.n_cond
+
+    def ratio(num: float, den: int) -> float:
+        return num / den if den else nan
+
+    mean_lmax = sums.sum_lmax / n_draws
+    var_lmax = max(sums.sum_lmax2 / n_draws - mean_lmax**2, 0.0)
+    return {
+        "tail_unconditional": sums.count_unc / n_draws,
+        "tail_conditional": sums.count_cond / n_cond if n_cond else np.full(m, nan),
+        "frac_not_pd": sums.n_not_pd / n_draws,
+        "frac_lambda_max_nonpositive": sums.n_lmax_nonpos / n_draws,
+        "frac_condition_fails": 1.0 - n_cond / n_draws,
+        "mean_lambda_max": mean_lmax,
+        "se_lambda_max": math.sqrt(var_lmax / n_draws),
+        "mean_lambda_max_conditional": ratio(sums.sum_lmax_cond, n_cond),
+        "mean_lambda_min_conditional": ratio(sums.sum_lmin_cond, n_cond),
+        "mean_inv_lambda_min_pd": ratio(sums.sum_inv_pd, sums.n_pd),
+        "mean_inv_lambda_min_conditional": ratio(sums.sum_inv_cond, n_cond),
+        "mean_kl_conditional": ratio(sums.sum_kl_cond, n_cond),
+    }
+
+
 def kl_tail_study(
     sigma_q,
     sigma_1: float,
@@ -758,22 +978,9 @@ def kl_tail_study(
     DP-SEP v0 Sec. 4 Theorem 4.1 and supplement Sec. 8.1 (eqs. 5-22); Clopper & Pearson
     (1934) via ``statsmodels.stats.proportion.proportion_confint(method="beta")``.
     """
-    sigma_q = _check_spd(sigma_q, "sigma_q")
-    d = sigma_q.shape[0]
-    sigma_1 = check_positive(sigma_1, "sigma_1")
-    sigma_2 = check_positive(sigma_2, "sigma_2")
-    a_grid = check_finite_array(a_grid, "a_grid", ndim=1)
-    if a_grid.size == 0:
-        raise ValueError("a_grid must contain at least one threshold, got an empty array")
-    for value in a_grid:
-        check_positive(value, "a")
-    n_draws = check_count(n_draws, "n_draws")
-    alpha = check_positive(alpha, "alpha")
-    if not alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    if chunk_size is None:
-        chunk_size = max(1, 2**21 // (d * d))
-    chunk_size = check_count(chunk_size, "chunk_size")
+    sigma_q, sigma_1, sigma_2, a_grid, n_draws, alpha, chunk_size = _check_study_args(
+        sigma_q, sigma_1, sigma_2, a_grid, n_draws, alpha, chunk_size
+    )
     if isinstance(seed, np.random.SeedSequence):
         root = seed
     else:
@@ -781,79 +988,27 @@ def kl_tail_study(
     chol_inv = _chol_inv(sigma_q)
 
     def chunks(n: int, *key: int):
-        for c, start in enumerate(range(0, n, chunk_size)):
-            rng = np.random.default_rng(_child(root, *key, c))
-            e, E = sample_noise(rng, min(chunk_size, n - start), d, sigma_1, sigma_2)
-            yield _spectral(chol_inv, e, E)
+        return _spectral_chunks(root, key, n, chunk_size, chol_inv, sigma_1, sigma_2)
 
     if (tau is None) != (A is None):
         raise ValueError(f"give both tau and A or neither, got tau = {tau!r} and A = {A!r}")
     if tau is None:
         n_pilot = n_draws if n_pilot is None else check_count(n_pilot, "n_pilot")
-        low, high = np.inf, -np.inf
-        for lam, _ in chunks(n_pilot, 0):
-            x = 1.0 + lam[:, 0]
-            x = x[x > 0]
-            if x.size:
-                low, high = min(low, float(x.min())), max(high, float(x.max()))
-        if not np.isfinite(low):
-            raise ValueError(
-                f"no positive definite Sigma_p among {n_pilot} pilot draws; give tau and A"
-            )
-        tau, A, source = 0.999 * low, 1.001 * high, "pilot"
+        tau, A = _pilot_tau_A(chunks(n_pilot, 0), n_pilot)
+        source = "pilot"
     else:
         n_pilot, source = 0, "given"
     tau, A = _check_tau_A(tau, A)
 
     m = a_grid.size
-    count_unc = np.zeros(m, dtype=np.int64)
-    count_cond = np.zeros(m, dtype=np.int64)
-    n_cond = n_not_pd = n_lmax_nonpos = 0
-    sum_lmax = sum_lmax2 = sum_lmax_cond = sum_lmin_cond = 0.0
-    sum_inv_pd = sum_inv_cond = sum_kl_cond = 0.0
-    n_pd = 0
+    sums = _TailSums(m)
     for lam, kl in chunks(n_draws, 1):
-        x = 1.0 + lam[:, 0]
-        pd = x > 0
-        event = (tau < x) & (x < A)
-        exceed = kl[:, None] >= a_grid[None, :]
-        count_unc += exceed.sum(axis=0)
-        count_cond += exceed[event].sum(axis=0)
-        n_cond += int(event.sum())
-        n_pd += int(pd.sum())
-        n_not_pd += int((~pd).sum())
-        lmax = lam[:, -1]
-        n_lmax_nonpos += int((lmax <= 0).sum())
-        sum_lmax += float(lmax.sum())
-        sum_lmax2 += float((lmax**2).sum())
-        sum_lmax_cond += float(lmax[event].sum())
-        sum_lmin_cond += float(lam[event, 0].sum())
-        sum_inv_pd += float((1.0 / x[pd]).sum())
-        sum_inv_cond += float((1.0 / x[event]).sum())
-        sum_kl_cond += float(kl[event].sum())
+        sums.add(lam, kl, tau, A, a_grid)
 
     n_intervals = 2 * m if simultaneous else 1
     alpha_each = alpha / n_intervals
-    ci_unc = clopper_pearson(count_unc, n_draws, alpha_each)
-    ci_cond = clopper_pearson(count_cond, n_cond, alpha_each)
-    nan = float("nan")
-
-    def ratio(num: float, den: int) -> float:
-        return num / den if den else nan
-
-    sigma_q_inv = np.linalg.inv(sigma_q)
-    v, s_bound, ekl, eq21, bound, viol_unc, viol_cond = {}, {}, {}, {}, {}, {}, {}
-    for reading in V_READINGS:
-        v[reading] = matrix_variance_statistic(sigma_q_inv, sigma_2, reading)
-        s = expected_lambda_max_bound(sigma_q_inv, sigma_2, reading)
-        s_bound[reading] = s
-        ekl[reading] = _bound_numerator(sigma_q, sigma_1, s, tau, A)
-        eq21[reading] = (A + tau + s - 1.0) / (A * tau)
-        bound[reading] = ekl[reading] / a_grid
-        viol_unc[reading] = ci_unc[:, 0] > bound[reading]
-        viol_cond[reading] = ci_cond[:, 0] > bound[reading]
-    mean_lmax = sum_lmax / n_draws
-    var_lmax = max(sum_lmax2 / n_draws - mean_lmax**2, 0.0)
+    ci_unc = clopper_pearson(sums.count_unc, n_draws, alpha_each)
+    ci_cond = clopper_pearson(sums.count_cond, sums.n_cond, alpha_each)
     return KLTailStudy(
         sigma_q=sigma_q,
         sigma_1=sigma_1,
@@ -869,31 +1024,15 @@ def kl_tail_study(
         A=A,
         tau_A_source=source,
         n_pilot=int(n_pilot),
-        v=v,
-        lambda_max_bound=s_bound,
-        expected_kl_bound=ekl,
-        eq21_bound=eq21,
-        bound=bound,
-        count_unconditional=count_unc,
-        tail_unconditional=count_unc / n_draws,
+        count_unconditional=sums.count_unc,
         ci_unconditional=ci_unc,
-        n_conditional=n_cond,
-        count_conditional=count_cond,
-        tail_conditional=count_cond / n_cond if n_cond else np.full(m, nan),
+        n_conditional=sums.n_cond,
+        count_conditional=sums.count_cond,
         ci_conditional=ci_cond,
-        violated_unconditional=viol_unc,
-        violated_conditional=viol_cond,
-        frac_not_pd=n_not_pd / n_draws,
-        frac_lambda_max_nonpositive=n_lmax_nonpos / n_draws,
-        frac_condition_fails=1.0 - n_cond / n_draws,
-        mean_lambda_max=mean_lmax,
-        se_lambda_max=math.sqrt(var_lmax / n_draws),
-        mean_lambda_max_conditional=ratio(sum_lmax_cond, n_cond),
-        mean_lambda_min_conditional=ratio(sum_lmin_cond, n_cond),
-        mean_inv_lambda_min_pd=ratio(sum_inv_pd, n_pd),
-        mean_inv_lambda_min_conditional=ratio(sum_inv_cond, n_cond),
-        mean_kl_conditional=ratio(sum_kl_cond, n_cond),
+        **_bounds_by_reading(sigma_q, sigma_1, sigma_2, tau, A, a_grid, ci_unc, ci_cond),
+        **_sample_summary(sums, n_draws, m),
     )
+
 
 
 # ------------------------------------------------- DP-SEP's own noise, mapped to moments

@@ -146,26 +146,30 @@ def _printed(value) -> str:
     return str(int(value)) if isinstance(value, int) else repr(float(value))
 
 
-def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy, list[str]]:
-    """A ``[[privacy]]`` table as a :class:`ReportedPrivacy` and the notes on how it was read.
+def _batch_size(entry: dict, where: str, n, notes: list) -> int | None:
+    """The entry's batch size, given or from ``sampling_rate`` x N (a note says so).
 
-    Raises InputError naming the entry and key on a missing or bad value.
+    Parameters
+    ----------
+    entry : dict
+        The ``[[privacy]]`` table.
+    where : str
+        The entry's name, for error messages.
+    n : int or None
+        The dataset size, if given.
+    notes : list of str
+        Notes on how the entry was read; appended to.
+
+    Returns
+    -------
+    int or None
+        The batch size, or None if it cannot be known.
+
+    Raises
+    ------
+    InputError
+        On both keys given, a batch above N, or a rate outside (0, 1].
     """
-    notes = []
-    if "reported_epsilon" not in entry:
-        raise InputError(f"{where}: missing key 'reported_epsilon'")
-    eps = _number(entry, "reported_epsilon", where)
-    delta = None
-    if "delta" in entry:
-        delta = _number(entry, "delta", where)
-        if not 0 < delta < 1:
-            raise InputError(f"{where}: delta must lie in (0, 1), got {delta!r}")
-    n = _number(entry, "dataset_size", where, integer=True) if "dataset_size" in entry else None
-    sampling = _string(entry, "sampling", where, SAMPLINGS, "poisson")
-    real = _string(entry, "real_sampling", where, SAMPLINGS, sampling)
-    relation = _string(entry, "relation", where, RELATIONS, "add-remove")
-    if "relation" not in entry:
-        notes.append("relation not given: add-remove assumed (DP-SGD's and dp_accounting's)")
     if "batch_size" in entry and "sampling_rate" in entry:
         raise InputError(f"{where}: give at most one of batch_size and sampling_rate")
     batch = None
@@ -180,6 +184,37 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
         if n is not None:
             batch = max(1, round(rate * n))
             notes.append(f"batch size {batch} = round(sampling_rate {rate:g} x N {n})")
+    return batch
+
+
+def _step_counts(entry: dict, where: str, n, batch, sampling: str,
+                 notes: list) -> tuple[tuple, bool]:
+    """The entry's step counts, given or from (plausible) epochs, and whether stated.
+
+    Parameters
+    ----------
+    entry : dict
+        The ``[[privacy]]`` table.
+    where : str
+        The entry's name, for error messages.
+    n, batch : int or None
+        The dataset and batch sizes, if known.
+    sampling : str
+        The paper's sampling.
+    notes : list of str
+        Notes on how the entry was read; appended to.
+
+    Returns
+    -------
+    tuple
+        (steps, steps_stated): the step counts (empty if unknown) and False when the
+        paper gives only plausible epochs.
+
+    Raises
+    ------
+    InputError
+        On more than one of steps / epochs / plausible_epochs, or a bad value.
+    """
     given = [k for k in ("steps", "epochs", "plausible_epochs") if k in entry]
     if len(given) > 1:
         raise InputError(f"{where}: give at most one of steps, epochs and plausible_epochs, "
@@ -212,7 +247,35 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
             steps = tuple(out)
         if not steps_stated:
             notes.append(f"epochs not stated by the paper: plausible values {epoch_list} tried")
-    sigma = None
+    return steps, steps_stated
+
+
+def _noise_multiplier(entry: dict, where: str, relation: str, notes: list):
+    """The multiplier accounted (the printed one under the entry's convention) and its note.
+
+    Parameters
+    ----------
+    entry : dict
+        The ``[[privacy]]`` table.
+    where : str
+        The entry's name, for error messages.
+    relation : str
+        The neighbouring relation.
+    notes : list of str
+        Notes on how the entry was read; appended to.
+
+    Returns
+    -------
+    tuple
+        (sigma, accounted, sigma_note): the printed multiplier (None if not given), the
+        one accounted (None likewise), and the note on sigma (None if there is none).
+
+    Raises
+    ------
+    InputError
+        On a bad value, or noise_relative_to without noise_multiplier.
+    """
+    sigma = accounted = None
     if "noise_multiplier" in entry:
         sigma = float(_number(entry, "noise_multiplier", where))
     relative_to = _string(entry, "noise_relative_to", where, NOISE_RELATIVE_TO, "clipping-norm")
@@ -233,6 +296,49 @@ def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy,
                              f"the step's L2 sensitivity under {relation}"))
         notes.append(convention)
         sigma_note = (sigma_note + "; " if sigma_note else "") + convention
+    return sigma, accounted, sigma_note
+
+
+def privacy_entry(entry: dict, paper: str, where: str) -> tuple[ReportedPrivacy, list[str]]:
+    """A ``[[privacy]]`` table as a :class:`ReportedPrivacy` and the notes on how it was read.
+
+    Parameters
+    ----------
+    entry : dict
+        The ``[[privacy]]`` table as parsed from TOML.
+    paper : str
+        The paper's id.
+    where : str
+        The entry's name, for error messages.
+
+    Returns
+    -------
+    tuple
+        (reported, notes): the entry as a :class:`ReportedPrivacy` and the notes.
+
+    Raises
+    ------
+    InputError
+        Naming the entry and key, on a missing or bad value.
+    """
+    notes = []
+    if "reported_epsilon" not in entry:
+        raise InputError(f"{where}: missing key 'reported_epsilon'")
+    eps = _number(entry, "reported_epsilon", where)
+    delta = None
+    if "delta" in entry:
+        delta = _number(entry, "delta", where)
+        if not 0 < delta < 1:
+            raise InputError(f"{where}: delta must lie in (0, 1), got {delta!r}")
+    n = _number(entry, "dataset_size", where, integer=True) if "dataset_size" in entry else None
+    sampling = _string(entry, "sampling", where, SAMPLINGS, "poisson")
+    real = _string(entry, "real_sampling", where, SAMPLINGS, sampling)
+    relation = _string(entry, "relation", where, RELATIONS, "add-remove")
+    if "relation" not in entry:
+        notes.append("relation not given: add-remove assumed (DP-SGD's and dp_accounting's)")
+    batch = _batch_size(entry, where, n, notes)
+    steps, steps_stated = _step_counts(entry, where, n, batch, sampling, notes)
+    sigma, accounted, sigma_note = _noise_multiplier(entry, where, relation, notes)
     for key in ("accounting", "missing", "id", "location", "statement"):
         if key in entry:
             _string(entry, key, where)

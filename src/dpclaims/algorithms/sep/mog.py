@@ -471,6 +471,89 @@ def _prior_for(theta_0, params: DPSEPParams | None, prior_norm: str) -> np.ndarr
     return theta_0
 
 
+def _check_batch_settings(settings, damping, prior_norm: str, theta_0, model: MoGModel):
+    """Validated settings, damping and prior of :func:`run_mog_sep_batch`.
+
+    Parameters
+    ----------
+    settings, damping, prior_norm, theta_0, model
+        As :func:`run_mog_sep_batch`.
+
+    Returns
+    -------
+    tuple
+        (settings as a list, gamma, theta_0 or the default prior, shape (P,)).
+
+    Raises
+    ------
+    ValueError
+        On damping <= 0, an unknown prior_norm, no setting or a setting of another type,
+        or a theta_0 of the wrong shape.
+    """
+    P = model.natural_size
+    gamma = check_positive(damping, "damping")
+    if prior_norm not in PRIOR_NORM_OPTIONS:
+        raise ValueError(f"prior_norm must be one of {PRIOR_NORM_OPTIONS}, got {prior_norm!r}")
+    settings = list(settings)
+    if not settings:
+        raise ValueError("settings is empty")
+    for s in settings:
+        if s is not None and not isinstance(s, DPSEPParams):
+            raise ValueError(f"each setting must be DPSEPParams or None, got {s!r}")
+    base = prior_natural(model) if theta_0 is None else check_finite_array(theta_0, "theta_0",
+                                                                          ndim=1)
+    if base.shape != (P,):
+        raise ValueError(f"theta_0 must have shape ({P},), got {base.shape}")
+    return settings, gamma, base
+
+
+def _trial_arrays(settings, gamma: float, N: int, n_trials: int):
+    """Per-trial constants of the batched run, each setting repeated ``n_trials`` times.
+
+    Parameters
+    ----------
+    settings : list of DPSEPParams or None
+        The settings (None: plain SEP).
+    gamma : float
+        Damping of the plain-SEP settings.
+    N : int
+        Number of records.
+    n_trials : int
+        Runs per setting.
+
+    Returns
+    -------
+    tuple of ndarray, each (len(settings) * n_trials,)
+        (w_site, w_f, clip_c, noise, floor, priv): the weights of the new site and of
+        the old one in the update, the clipping norm (inf: none), the noise std, the
+        positive-definiteness floor, and whether the setting is private.
+    """
+    w_site, w_f, clip_c, noise, floor, priv = [], [], [], [], [], []
+    for s in settings:
+        if s is None:
+            w_site.append(gamma)
+            w_f.append(N - gamma)
+            clip_c.append(np.inf)
+            noise.append(0.0)
+            floor.append(0.0)
+            priv.append(False)
+        else:
+            g = s.damping
+            a, b = (g / N, N - g / N) if s.reading == "as-printed" else (g, N - g)
+            w_site.append(a)
+            w_f.append(b)
+            clip_c.append(s.clipping_norm)
+            noise.append(s.noise_std(N))
+            floor.append(s.pd_floor)
+            priv.append(True)
+
+    def rep(v):
+        return np.repeat(np.asarray(v, dtype=float), n_trials, axis=0)
+
+    return (*map(rep, (w_site, w_f, clip_c, noise, floor)),
+            np.repeat(np.asarray(priv), n_trials))
+
+
 def run_mog_sep_batch(x, model: MoGModel, settings, *, epochs: int, n_trials: int = 1,
                       rng: np.random.Generator, damping: float = 1.0,
                       prior_norm: str = "raise", theta_0=None,
@@ -521,47 +604,12 @@ def run_mog_sep_batch(x, model: MoGModel, settings, *, epochs: int, n_trials: in
     P = model.natural_size
     epochs = check_count(epochs, "epochs", minimum=1)
     n_trials = check_count(n_trials, "n_trials", minimum=1)
-    gamma = check_positive(damping, "damping")
-    if prior_norm not in PRIOR_NORM_OPTIONS:
-        raise ValueError(f"prior_norm must be one of {PRIOR_NORM_OPTIONS}, got {prior_norm!r}")
-    settings = list(settings)
-    if not settings:
-        raise ValueError("settings is empty")
-    for s in settings:
-        if s is not None and not isinstance(s, DPSEPParams):
-            raise ValueError(f"each setting must be DPSEPParams or None, got {s!r}")
-    base = prior_natural(model) if theta_0 is None else check_finite_array(theta_0, "theta_0",
-                                                                          ndim=1)
-    if base.shape != (P,):
-        raise ValueError(f"theta_0 must have shape ({P},), got {base.shape}")
+    settings, gamma, base = _check_batch_settings(settings, damping, prior_norm, theta_0,
+                                                  model)
 
-    # per-trial arrays (B = len(settings) * n_trials)
-    w_site, w_f, clip_c, noise, floor, priv, priors = [], [], [], [], [], [], []
-    for s in settings:
-        if s is None:
-            w_site.append(gamma)
-            w_f.append(N - gamma)
-            clip_c.append(np.inf)
-            noise.append(0.0)
-            floor.append(0.0)
-            priv.append(False)
-        else:
-            g = s.damping
-            a, b = (g / N, N - g / N) if s.reading == "as-printed" else (g, N - g)
-            w_site.append(a)
-            w_f.append(b)
-            clip_c.append(s.clipping_norm)
-            noise.append(s.noise_std(N))
-            floor.append(s.pd_floor)
-            priv.append(True)
-        priors.append(_prior_for(base, s, prior_norm))
-
-    def rep(v):
-        return np.repeat(np.asarray(v, dtype=float), n_trials, axis=0)
-
-    w_site, w_f, clip_c, noise, floor = map(rep, (w_site, w_f, clip_c, noise, floor))
-    priv = np.repeat(np.asarray(priv), n_trials)
-    th0 = rep(np.stack(priors))
+    priors = [_prior_for(base, s, prior_norm) for s in settings]
+    w_site, w_f, clip_c, noise, floor, priv = _trial_arrays(settings, gamma, N, n_trials)
+    th0 = np.repeat(np.asarray(np.stack(priors), dtype=float), n_trials, axis=0)
     B = th0.shape[0]
     any_noise = bool(np.any(noise > 0))
 

@@ -232,41 +232,161 @@ def _readings(entry) -> list[tuple[str, str, bool]]:
     return out
 
 
+def _alternatives(combos) -> str:
+    """Sentence listing the epsilons under readings of sigma other than the paper's own.
+
+    Parameters
+    ----------
+    combos : list of dict
+        The entry's combinations (each with ``paper_reading``).
+
+    Returns
+    -------
+    str
+        Empty when there is no other reading, else a sentence with a leading space.
+    """
+    others = [c for c in _computed(combos) if not c["paper_reading"]]
+    if not others:
+        return ""
+    shown = "; ".join(
+        f"sigma = {c['sigma']:.4g}, delta = {c['delta']:g}: "
+        f"{min(c['paper_accounting'].items(), key=lambda kv: kv[1])[0]} "
+        f"{min(c['paper_accounting'].values()):.4g}" for c in others[:4])
+    return (f" Other readings of sigma (entry's sigma_note; the verdict rests on "
+            f"the paper's own): {shown}.")
+
+
+def _calibrated_paper_verdict(claim, entry, combos, ev, seed, reading,
+                              alternatives) -> Verdict:
+    """The paper's accounting with a sigma calibrated to its own number: not checkable.
+
+    It reproduces the number by construction, so nothing is checked under this reading.
+
+    Parameters
+    ----------
+    claim, entry, combos, ev, seed, reading
+        As :func:`_decide`.
+    alternatives : str
+        :func:`_alternatives` of ``combos``.
+
+    Returns
+    -------
+    Verdict
+        ``not-checkable``, naming what was (or could not be) computed.
+    """
+    by = combos[0].get("sigma_calibrated_by")
+    if not _computed(combos):
+        return not_checkable(
+            claim, reading, ["sigma (the paper does not state it)"]
+            + _not_computed([c for c in combos if "not_computed" in c]),
+            context=f"Missing: {entry.missing}" + alternatives, evidence=ev, seed=seed)
+    gives = "; ".join(f"{c['nearest'][0]} {c['nearest'][1]:.4g} at delta = "
+                      f"{c['delta']:g}, steps = {c['steps']}"
+                      for c in _computed(combos)[:3])
+    return not_checkable(
+        claim, reading,
+        [f"sigma (the paper does not state it; calibrated here to the reported "
+         f"epsilon by {by}, the paper's accounting reproduces it by construction: "
+         f"{gives})"],
+        context=f"Missing: {entry.missing}" + alternatives, evidence=ev, seed=seed)
+
+
+def _unstated_reason(combos, claimed, unstated, sigma_stated) -> str:
+    """Why a number with unstated parameters is undecided, and which values reproduce it.
+
+    Parameters
+    ----------
+    combos : list of dict
+        The computed combinations.
+    claimed : Claimed
+        The reported epsilon.
+    unstated : list of str
+        What the paper does not state.
+    sigma_stated : bool
+        Whether the paper states sigma (else it was calibrated).
+
+    Returns
+    -------
+    str
+        The verdict's reason, one sentence.
+    """
+    reproducing = [c for c in combos if c["reproduced_by"]]
+    values = [f"delta={x['delta']:g}, steps={x['steps']}, sigma={x['sigma']:.4g}"
+              for x in reproducing]
+    nearest = min(combos, key=lambda c: abs(c["nearest"][1] - claimed.value))
+    return (f"the paper does not state {', '.join(unstated)}; "
+            + (f"the number is reproduced (to its printed precision) with "
+               f"{'; '.join(values[:4])}" if values else
+               f"no plausible value reproduces it to its printed precision (nearest: "
+               f"{nearest['nearest'][0]} {nearest['nearest'][1]:.4g} at delta = "
+               f"{nearest['delta']:g}, steps = {nearest['steps']})")
+            + (f" (sigma calibrated to it by {combos[0].get('sigma_calibrated_by')})"
+               if not sigma_stated else "") + ".")
+
+
+def _stated_reading(entry, c, paper_result, real_result, kind, sigma_stated, order_known):
+    """What one reading decides on when every parameter is stated.
+
+    Parameters
+    ----------
+    entry : ReportedPrivacy
+        The reported privacy number and its parameters.
+    c : dict
+        The paper's own combination.
+    paper_result, real_result
+        Accounting results under the paper's and the real sampling.
+    kind : str
+        ``"paper"`` or ``"real"``.
+    sigma_stated : bool
+        Whether the paper states sigma.
+    order_known : bool
+        For a shuffled pass: whether the adversary knows the order.
+
+    Returns
+    -------
+    tuple
+        (result, what, lower, context): the result to decide on, its description for
+        :func:`epsilon_bounds`, whether a certified lower bound is computed, and the
+        verdict's context with a ``{rows}`` placeholder.
+    """
+    steps, delta = c["steps"], c["delta"]
+    if kind == "paper":
+        what = _what(entry.paper_sampling, paper_result.relation, steps, delta)
+        context = (f"sigma = {c['sigma']:.4g} (stated), {steps} steps, delta = {delta:g}, "
+                   f"{entry.paper_sampling} as the paper accounted it; every accountant: "
+                   "{rows}.")
+        if entry.real_sampling != entry.paper_sampling:
+            context += (f" The algorithm performs {entry.real_sampling}: see the readings "
+                        "of the real sampling.")
+        return paper_result, what, True, context
+    what = _what(entry.real_sampling, real_result.relation, steps, delta)
+    origin = "stated" if sigma_stated else "from the paper's procedure"
+    hidden = entry.real_sampling == "shuffle" and not order_known
+    context = (f"sigma = {c['sigma']:.4g} ({origin}), {steps} steps, delta = {delta:g}, "
+               f"the {entry.real_sampling} the algorithm performs (the paper accounted "
+               f"{entry.paper_sampling}: {fmt_rows(c['paper_accounting'])}); every "
+               "accountant: {rows}.")
+    if entry.real_sampling == "shuffle":
+        context += (" The per-epoch composition is exact for an adversary who knows the "
+                    "pass order" + (", a threat model stronger than the paper's." if
+                                    order_known else "; for a hidden order it is only "
+                                    "an upper bound, and no certified lower bound is "
+                                    "computed."))
+    return real_result, what, not hidden, context
+
+
 def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
             order_known) -> Verdict:
     """One reading's verdict (module docstring)."""
-    others = [c for c in _computed(combos) if not c["paper_reading"]]
-    alternatives = ""
-    if others:
-        shown = "; ".join(
-            f"sigma = {c['sigma']:.4g}, delta = {c['delta']:g}: "
-            f"{min(c['paper_accounting'].items(), key=lambda kv: kv[1])[0]} "
-            f"{min(c['paper_accounting'].values()):.4g}" for c in others[:4])
-        alternatives = (f" Other readings of sigma (entry's sigma_note; the verdict rests on "
-                        f"the paper's own): {shown}.")
+    alternatives = _alternatives(combos)
     own = [(c, r) for c, r in zip(combos, results, strict=True) if c["paper_reading"]]
     stated_all = entry.delta_stated and entry.steps_stated
     sigma_stated = bool(entry.noise_multipliers) and entry.sigma_stated
     unstated = [n for n, ok in (("delta", entry.delta_stated),
                                 ("the step count", entry.steps_stated)) if not ok]
     if kind == "paper" and not sigma_stated:
-        # the paper's accounting with a sigma calibrated to its own number reproduces it
-        # by construction: nothing is checked under this reading
-        by = combos[0].get("sigma_calibrated_by")
-        if not _computed(combos):
-            return not_checkable(
-                claim, reading, ["sigma (the paper does not state it)"]
-                + _not_computed([c for c in combos if "not_computed" in c]),
-                context=f"Missing: {entry.missing}" + alternatives, evidence=ev, seed=seed)
-        gives = "; ".join(f"{c['nearest'][0]} {c['nearest'][1]:.4g} at delta = "
-                          f"{c['delta']:g}, steps = {c['steps']}"
-                          for c in _computed(combos)[:3])
-        return not_checkable(
-            claim, reading,
-            [f"sigma (the paper does not state it; calibrated here to the reported "
-             f"epsilon by {by}, the paper's accounting reproduces it by construction: "
-             f"{gives})"],
-            context=f"Missing: {entry.missing}" + alternatives, evidence=ev, seed=seed)
+        return _calibrated_paper_verdict(claim, entry, combos, ev, seed, reading,
+                                         alternatives)
     if kind == "real" and not sigma_stated and _paper_accountant(entry) is None:
         procedure = entry.paper_accounting.split(":")[0].split("(")[0].strip()
         unstated.append(
@@ -279,19 +399,8 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
                                      f"Missing: {entry.missing}" + alternatives,
                              evidence=ev, seed=seed)
     if unstated:
-        combos = _computed(combos)  # the ones not computed are in the evidence
-        reproducing = [c for c in combos if c["reproduced_by"]]
-        values = [f"delta={x['delta']:g}, steps={x['steps']}, sigma={x['sigma']:.4g}"
-                  for x in reproducing]
-        nearest = min(combos, key=lambda c: abs(c["nearest"][1] - claimed.value))
-        reason = (f"the paper does not state {', '.join(unstated)}; "
-                  + (f"the number is reproduced (to its printed precision) with "
-                     f"{'; '.join(values[:4])}" if values else
-                     f"no plausible value reproduces it to its printed precision (nearest: "
-                     f"{nearest['nearest'][0]} {nearest['nearest'][1]:.4g} at delta = "
-                     f"{nearest['delta']:g}, steps = {nearest['steps']})")
-                  + (f" (sigma calibrated to it by {combos[0].get('sigma_calibrated_by')})"
-                     if not sigma_stated else "") + ".")
+        # the ones not computed are in the evidence
+        reason = _unstated_reason(_computed(combos), claimed, unstated, sigma_stated)
         return undecided(claim, reading, reason, context=f"Missing: {entry.missing}"
                          + alternatives, evidence=ev, seed=seed)
     assert stated_all and len(own) == 1, "every parameter stated: one own combination"
@@ -307,32 +416,8 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
                              f"{entry.real_sampling} performed, at delta = {delta:g}, steps = "
                              f"{steps}: not computed ({c['real_not_computed']})"],
             context=f"Missing: {entry.missing}" + alternatives, evidence=ev, seed=seed)
-    if kind == "paper":
-        result = paper_result
-        what = _what(entry.paper_sampling, paper_result.relation, steps, delta)
-        lower = True
-        context = (f"sigma = {c['sigma']:.4g} (stated), {steps} steps, delta = {delta:g}, "
-                   f"{entry.paper_sampling} as the paper accounted it; every accountant: "
-                   "{rows}.")
-        if entry.real_sampling != entry.paper_sampling:
-            context += (f" The algorithm performs {entry.real_sampling}: see the readings "
-                        "of the real sampling.")
-    else:
-        result = real_result
-        what = _what(entry.real_sampling, real_result.relation, steps, delta)
-        origin = "stated" if sigma_stated else "from the paper's procedure"
-        hidden = entry.real_sampling == "shuffle" and not order_known
-        lower = not hidden
-        context = (f"sigma = {c['sigma']:.4g} ({origin}), {steps} steps, delta = {delta:g}, "
-                   f"the {entry.real_sampling} the algorithm performs (the paper accounted "
-                   f"{entry.paper_sampling}: {fmt_rows(c['paper_accounting'])}); every "
-                   "accountant: {rows}.")
-        if entry.real_sampling == "shuffle":
-            context += (" The per-epoch composition is exact for an adversary who knows the "
-                        "pass order" + (", a threat model stronger than the paper's." if
-                                        order_known else "; for a hidden order it is only "
-                                        "an upper bound, and no certified lower bound is "
-                                        "computed."))
+    result, what, lower, context = _stated_reading(
+        entry, c, paper_result, real_result, kind, sigma_stated, order_known)
     lo, hi, refined = epsilon_bounds(result, claimed, what, lower=lower)
     context = context.replace("{rows}", fmt_rows(_rows(refined)))  # after any refinement
     return decide(claim, reading, claimed, lower=lo, upper=hi,
