@@ -411,6 +411,38 @@ def _not_checkable(exc, seed, label) -> Verdict:
                   "error": str(exc)}, seed=seed, budget=label)
 
 
+def _sbn_accuracies(data, hidden, sizes, setting, run_seeds) -> dict:
+    """Held-out accuracy per minibatch size (str), method and run seed, in that loop order."""
+    acc = {str(s): {m: [] for m in SBN_METHODS} for s in sizes}
+    for s in sizes:
+        st = setting[str(s)]
+        sigmas = {"NP": None, **st["noise_multiplier"]}
+        for rs in run_seeds:
+            for m in SBN_METHODS:
+                run = run_vips_sbn(data.train, hidden, n_iter=st["J"], batch_size=s,
+                                   sigma=sigmas[m], seed=rs, record_trace=False)
+                acc[str(s)][m].append(prediction_accuracy(data.test, run.params))
+    return acc
+
+
+def _sbn_base_evidence(data, hidden, sizes, b, setting, run_seeds, acc) -> dict:
+    """The evidence both SBN readings share: data, sizes, the privacy setting, accuracies."""
+    n_train = data.train.shape[0]
+    return {
+        "dataset": data.name, "source": data.source, "preprocessing": data.preprocessing,
+        "sizes": {"N_train": n_train, "N_test": int(data.test.shape[0]),
+                  "J_visible": int(data.n_visible), "K_hidden": hidden,
+                  "batch_sizes": list(sizes), "seeds": b["sbn_seeds"],
+                  "iterations_at_smallest_S": b["sbn_iterations"],
+                  "paper": ("binarised MNIST, N = 60,000, K in {50, 100}, S in {400, 800, "
+                            "1600, 3200}, one epoch, 10 seeds, 100 test images per seed")},
+        "sigma_MA": SBN_SIGMA, "delta_total": SBN_DELTA,
+        "delta_split": "delta'' = delta_total / 2, J delta' = delta_total / 2",
+        "per_size": setting, "run_seeds": run_seeds,
+        "accuracy": {s: {m: _summary(v) for m, v in d.items()} for s, d in acc.items()},
+    }
+
+
 def check_sbn_accuracy(budget: dict, seed: int,
                        out_dir=None) -> tuple[list[Verdict], list[str]]:
     """``vips/sbn-ma-beats-strong-composition``: MA vs SC at the same total epsilon.
@@ -457,15 +489,7 @@ def check_sbn_accuracy(budget: dict, seed: int,
     setting = sbn_setting(n_train, sizes, b["sbn_iterations"])
     run_seeds = [int(s.generate_state(1)[0])
                  for s in np.random.SeedSequence(seed).spawn(b["sbn_seeds"])]
-    acc = {str(s): {m: [] for m in SBN_METHODS} for s in sizes}
-    for s in sizes:
-        st = setting[str(s)]
-        sigmas = {"NP": None, **st["noise_multiplier"]}
-        for rs in run_seeds:
-            for m in SBN_METHODS:
-                run = run_vips_sbn(data.train, hidden, n_iter=st["J"], batch_size=s,
-                                   sigma=sigmas[m], seed=rs, record_trace=False)
-                acc[str(s)][m].append(prediction_accuracy(data.test, run.params))
+    acc = _sbn_accuracies(data, hidden, sizes, setting, run_seeds)
     figures = []
     if out_dir is not None:
         out = Path(out_dir)
@@ -473,19 +497,7 @@ def check_sbn_accuracy(budget: dict, seed: int,
         _plot_sbn(acc, setting, f"SBN on {data.name}: N={n_train}, 64 pixels, K={hidden}, "
                   f"{b['sbn_seeds']} paired seeds", out / SBN_FIGURE)
         figures.append(SBN_FIGURE)
-    base = {
-        "dataset": data.name, "source": data.source, "preprocessing": data.preprocessing,
-        "sizes": {"N_train": n_train, "N_test": int(data.test.shape[0]),
-                  "J_visible": int(data.n_visible), "K_hidden": hidden,
-                  "batch_sizes": list(sizes), "seeds": b["sbn_seeds"],
-                  "iterations_at_smallest_S": b["sbn_iterations"],
-                  "paper": ("binarised MNIST, N = 60,000, K in {50, 100}, S in {400, 800, "
-                            "1600, 3200}, one epoch, 10 seeds, 100 test images per seed")},
-        "sigma_MA": SBN_SIGMA, "delta_total": SBN_DELTA,
-        "delta_split": "delta'' = delta_total / 2, J delta' = delta_total / 2",
-        "per_size": setting, "run_seeds": run_seeds,
-        "accuracy": {s: {m: _summary(v) for m, v in d.items()} for s, d in acc.items()},
-    }
+    base = _sbn_base_evidence(data, hidden, sizes, b, setting, run_seeds, acc)
     verdicts = []
     for reading, sc_name, amp_text in (
             ("no-amplification (verdict of record)", "SC",
