@@ -659,6 +659,40 @@ def _ms(summary) -> str:
 
 
 # --------------------------------------------------------------------------- driver
+class _Skipped:
+    """A check not selected: its empty value, as a started check's handle."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def _assembled_verdicts(v1, v2, v3, v_audit, v4, v5, v6, probit_data, bnn_data, budget,
+                        seed) -> list:
+    """The checks' verdicts in one fixed order, each naming its data, then the unrun claims'."""
+    from dpclaims.papers.dpsep.checks_tables import (
+        table_consistency_verdicts,
+        unrun_claim_verdicts,
+    )
+
+    synthetic = "none: synthetic inputs drawn from the seed"
+    verdicts = []
+    verdicts += ran_on(v1, "none: sites and data drawn by hypothesis from the seed")
+    verdicts += ran_on(v2, "no records: the paper's N, T and σ, and this run's fair N "
+                           f"({probit_data.n_train})")
+    verdicts += ran_on(v3, synthetic) + ran_on(v_audit, probit_data.source)
+    verdicts += ran_on(v4, synthetic)
+    verdicts += ran_on(table_consistency_verdicts(seed, budget.name),
+                       "no records: the paper's printed tables")
+    verdicts += ran_on(v5, "synthetic mixtures of Gaussians (Sec. 6.1's setting, seeded)")
+    verdicts += ran_on(v6, bnn_data)
+    verdicts += ran_on(unrun_claim_verdicts(verdicts, budget.bnn_sets, budget.name, seed),
+                       "none: not run")
+    return verdicts
+
+
 def run_dpsep_audit(ctx: RunContext) -> PaperResult:
     """Run every DP-SEP check at ``ctx.budget`` (the paper's ``run``).
 
@@ -683,11 +717,7 @@ def run_dpsep_audit(ctx: RunContext) -> PaperResult:
     budget, seed, data_dir, client, wants = (ctx.budget, ctx.seed, ctx.data_dir, ctx.client,
                                              ctx.wants)
     from dpclaims.papers.dpsep.checks_bnn import check_bnn
-    from dpclaims.papers.dpsep.checks_tables import (
-        paper_tables_section,
-        table_consistency_verdicts,
-        unrun_claim_verdicts,
-    )
+    from dpclaims.papers.dpsep.checks_tables import paper_tables_section
     from dpclaims.papers.dpsep.checks_thm41 import check_thm41_study
 
     out = Path(ctx.out_dir)
@@ -701,13 +731,6 @@ def run_dpsep_audit(ctx: RunContext) -> PaperResult:
     verdicts, sections = [], []
 
     everything = wants()  # True without a selection (wants of no claim)
-
-    class _Skipped:  # a check not selected: its empty value, as a started check's handle
-        def __init__(self, value):
-            self.value = value
-
-        def result(self):
-            return self.value
 
     def start(name, fn, *claim_ids):
         return timed.start(name, fn) if wants(*claim_ids) else _Skipped(([], None))
@@ -750,18 +773,8 @@ def run_dpsep_audit(ctx: RunContext) -> PaperResult:
     finally:  # a check that failed first leaves no process behind
         timed.close()
     # assembled in one fixed order, whichever process ran what; each names its data
-    synthetic = "none: synthetic inputs drawn from the seed"
-    verdicts += ran_on(v1, "none: sites and data drawn by hypothesis from the seed")
-    verdicts += ran_on(v2, "no records: the paper's N, T and σ, and this run's fair N "
-                           f"({probit_data.n_train})")
-    verdicts += ran_on(v3, synthetic) + ran_on(v_audit, probit_data.source)
-    verdicts += ran_on(v4, synthetic)
-    verdicts += ran_on(table_consistency_verdicts(seed, budget.name),
-                       "no records: the paper's printed tables")
-    verdicts += ran_on(v5, "synthetic mixtures of Gaussians (Sec. 6.1's setting, seeded)")
-    verdicts += ran_on(v6, bnn_data)
-    verdicts += ran_on(unrun_claim_verdicts(verdicts, budget.bnn_sets, budget.name, seed),
-                       "none: not run")
+    verdicts += _assembled_verdicts(v1, v2, v3, v_audit, v4, v5, v6, probit_data, bnn_data,
+                                    budget, seed)
     sections += [s for s in (s2, s3, s_refs) if s is not None] + s4 + s5 + s6
     sections += [paper_tables_section()]
     meta = {
