@@ -94,7 +94,12 @@ from dpclaims.papers.dpsep.experiment_thm41 import (
     _sigma_job,
     grid_configs,
 )
-from dpclaims.papers.figures import save_figure
+from dpclaims.papers.dpsep.figures import (
+    plot_broadness,
+    plot_grid_rates,
+    plot_grid_tails,
+    plot_scaling,
+)
 
 __all__ = [
     "CLAIMS_THM41_REMARKS",
@@ -258,8 +263,8 @@ def _grid_part(budget: Budget, seed: int, studies, configs, out_dir: Path):
                 claim, reading, parts, context=context,
                 evidence={**evidence, "violations": hits}, seed=seed, budget=budget.name,
                 figures=["thm41_study_tails.png", "thm41_study_rates.png"]))
-    _plot_grid_tails(configs, studies, out_dir / "thm41_study_tails.png")
-    _plot_grid_rates(configs, studies, out_dir / "thm41_study_rates.png")
+    plot_grid_tails(configs, studies, out_dir / "thm41_study_tails.png", V_SHOWN)
+    plot_grid_rates(configs, studies, out_dir / "thm41_study_rates.png")
     section = {
         "title": "Thm. 4.1 grid study: bound vs Monte Carlo tail, assumption failures",
         "text": (
@@ -349,56 +354,6 @@ def _grid_assumption_text(studies, n_cfg: int, loose_txt: str) -> str:
         f"{max(rates['condition_fails']):.3g}. Empirical E[λmax] ≤ eq. 14's bound in "
         f"{eq14_ok} of {n_cfg}. Where no violation is certified the bound is loose "
         f"(bound / tail, as-printed v): {loose_txt or 'no a with enough hits'}.")
-
-
-def _plot_grid_tails(configs, studies, path):
-    import matplotlib.pyplot as plt
-
-    wanted = ["d=1, isotropic, broad, σ1=σ2=0.1", "d=2, κ=10, broad, σ1=σ2=0.01",
-              "d=5, isotropic, concentrated, σ1=σ2=0.001", "d=10, κ=100, broad, σ1=σ2=0.001",
-              "d=20, isotropic, broad, σ1=σ2=0.1", "d=20, κ=100, concentrated, σ1=σ2=0.001"]
-    chosen = [(c, st) for c, st in zip(configs, studies, strict=True) if c["label"] in wanted]
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7))
-    for ax, (cfg, st) in zip(axes.ravel(), chosen, strict=False):
-        ci = np.asarray(st.ci_unconditional, float)
-        ax.fill_between(A_GRID, np.maximum(ci[:, 0], 1e-9), ci[:, 1], alpha=0.3, color="C0")
-        ax.plot(A_GRID, st.tail_unconditional, "o-", ms=2, color="C0", label="P(KL ≥ a)")
-        ax.plot(A_GRID, st.tail_conditional, "s--", ms=2, color="C2", label="| τ/A event")
-        for vr, style in zip(V_SHOWN, ("k-", "k:"), strict=True):
-            b = np.asarray(st.bound[vr], float)
-            ax.plot(A_GRID, np.where(b > 0, b, np.nan), style, label=f"bound, v={vr}")
-        if st.frac_not_pd > 0:
-            ax.axhline(st.frac_not_pd, color="C3", lw=0.8, ls=":", label="P(Σp not PD)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_ylim(1e-6, 1e3)
-        ax.set_xlabel("a (nats)")
-        ax.set_ylabel("probability")
-        ax.set_title(cfg["label"], fontsize=8)
-    axes.ravel()[0].legend(fontsize=6)
-    save_figure(fig, path, dpi=100)
-
-
-def _plot_grid_rates(configs, studies, path):
-    import matplotlib.pyplot as plt
-
-    x = np.arange(len(configs))
-    fig, ax = plt.subplots(figsize=(13, 4))
-    ax.plot(x, [st.frac_not_pd for st in studies], "o", ms=3, label="Σp not PD")
-    ax.plot(x, [st.frac_lambda_max_nonpositive for st in studies], "^", ms=3,
-            label="λmax(Σq⁻¹E) ≤ 0")
-    ax.plot(x, [st.frac_condition_fails for st in studies], "s", ms=3, label="τ/A event fails")
-    viol = [i for i, st in enumerate(studies) if np.any(st.violated_unconditional["as-printed"])]
-    ax.plot(viol, [1.05] * len(viol), "rx", label="bound violated (CP certificate)")
-    starts = [i for i, c in enumerate(configs) if i == 0 or c["d"] != configs[i - 1]["d"]]
-    for i in starts:
-        ax.axvline(i - 0.5, color="grey", lw=0.5)
-        ax.text(i, 1.12, f"d={configs[i]['d']}", fontsize=7)
-    ax.set_ylim(-0.05, 1.2)
-    ax.set_xlabel("configuration (order of the table)")
-    ax.set_ylabel("fraction of draws")
-    ax.legend(fontsize=7, loc="center right")
-    save_figure(fig, path, dpi=100)
 
 
 def _scaling_verdicts(budget, seed, results, n_values, sigma1, norm_ok):
@@ -494,29 +449,6 @@ def _dpsep_thm_verdicts(budget, seed, results, sigma1):
     return verdicts
 
 
-def _plot_scaling(results, n_values, path):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), 4))
-    x = np.asarray(n_values, float)
-    for ax, (reading, res) in zip(np.atleast_1d(axes), results.items(), strict=True):
-        sl = res["slope"]
-        med = np.asarray(sl["quantile"], float)
-        lo, hi = np.asarray(sl["quantile_low"], float), np.asarray(sl["quantile_high"], float)
-        ax.errorbar(x, med, yerr=[med - lo, hi - med], fmt="o-", ms=4, capsize=3,
-                    label=f"median KL (slope {sl['slope']:.2f})")
-        if math.isfinite(sl["mean_slope"]):
-            ax.plot(x, sl["mean"], "s--", ms=3, label=f"mean KL (slope {sl['mean_slope']:.2f})")
-        ax.plot(x, med[0] * x[0] / x, "k:", label="1/N reference")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("N")
-        ax.set_ylabel("KL[q || p] (nats)")
-        ax.set_title(f"sensitivity: {reading}", fontsize=9)
-        ax.legend(fontsize=7)
-    save_figure(fig, path, dpi=100)
-
-
 # --------------------------------------------------------------------------- broadness
 def _broadness_part(budget, seed, sigmas, results, sigma1, out_dir):
     claim = CLAIMS_THM41_REMARKS["broad"]
@@ -548,7 +480,7 @@ def _broadness_part(budget, seed, sigmas, results, sigma1, out_dir):
     for name, sm in summary.items():
         verdicts.append(_broadness_kl_verdict(claim, name, sm, n, n_series, alpha_each,
                                               seed, budget))
-    _plot_broadness(bound_fixed, summary, out_dir / "thm41_broadness.png")
+    plot_broadness(bound_fixed, summary, out_dir / "thm41_broadness.png")
     rows = [[f"{c:g}"] + [bound_fixed[vr][i] for vr in V_SHOWN]
             + [_g(sm["median"][i]) for sm in summary.values()] for i, c in enumerate(BROADNESS)]
     section = {
@@ -635,31 +567,6 @@ def _broadness_kl_verdict(claim, name, sm, n, n_series, alpha_each, seed, budget
         figures=["thm41_broadness.png"])
 
 
-def _plot_broadness(bound_fixed, summary, path):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for vr, b in bound_fixed.items():
-        axes[0].plot(BROADNESS, np.where(b > 0, b, np.nan), "o-", label=f"v(Z) {vr}")
-    axes[0].set_title("Thm. 4.1 bound × a at fixed σ1, σ2, τ, A", fontsize=9)
-    axes[0].set_ylabel("bound × a")
-    for name, sm in summary.items():
-        med = np.asarray(sm["median"], float)
-        lo, hi = np.asarray(sm["low"], float), np.asarray(sm["high"], float)
-        finite = np.isfinite(med) & np.isfinite(hi) & np.isfinite(lo)
-        med, lo, hi = med[finite], lo[finite], hi[finite]
-        axes[1].errorbar(BROADNESS[finite], med, yerr=[med - lo, hi - med], fmt="o-", ms=3,
-                         capsize=3, label=name)
-    axes[1].set_title("median KL[q || p] (exact 95 % intervals)", fontsize=9)
-    axes[1].set_ylabel("KL[q || p] (nats)")
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("c (Σq = c · Σ1 / N)")
-        ax.legend(fontsize=6)
-    save_figure(fig, path, dpi=100)
-
-
 # --------------------------------------------------------------------------- driver
 def check_thm41_study(budget: Budget, seed: int, out_dir,
                       workers: int | None = None, client=None,
@@ -727,7 +634,7 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
     results, rows, sigma1, norm_ok = _dpsep_part(budget, seed, sigmas, n_values, out)
     verdicts += _dpsep_thm_verdicts(budget, seed, results, sigma1)
     verdicts += _scaling_verdicts(budget, seed, results, n_values, sigma1, norm_ok)
-    _plot_scaling(results, n_values, out / "thm41_scaling_N.png")
+    plot_scaling(results, n_values, out / "thm41_scaling_N.png")
     sections.append({
         "title": "Thm. 4.1 under DP-SEP's own noise (natural parameters → moments)",
         "text": (

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from dpclaims.algorithms.sep.mog import responsibilities
+from dpclaims.papers.dpsep.experiment_thm41 import A_GRID, BROADNESS
 from dpclaims.papers.figures import save_figure
 
 
@@ -135,3 +136,107 @@ def plot_mog_metrics(path, methods, epsilons, readings, dpem_readings, clip_read
     axes[0, 0].legend(fontsize=6)
     save_figure(fig, path, dpi=90)
     return path
+
+
+# --------------------------------------------------------------------------- Thm. 4.1 study
+def plot_grid_tails(configs, studies, path, readings):
+    """Thm. 4.1 grid study: the Monte Carlo tail P(KL >= a) against the bound (one line per
+    v(Z) reading in ``readings``) for six of the configurations."""
+    import matplotlib.pyplot as plt
+
+    wanted = ["d=1, isotropic, broad, σ1=σ2=0.1", "d=2, κ=10, broad, σ1=σ2=0.01",
+              "d=5, isotropic, concentrated, σ1=σ2=0.001", "d=10, κ=100, broad, σ1=σ2=0.001",
+              "d=20, isotropic, broad, σ1=σ2=0.1", "d=20, κ=100, concentrated, σ1=σ2=0.001"]
+    chosen = [(c, st) for c, st in zip(configs, studies, strict=True) if c["label"] in wanted]
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7))
+    for ax, (cfg, st) in zip(axes.ravel(), chosen, strict=False):
+        ci = np.asarray(st.ci_unconditional, float)
+        ax.fill_between(A_GRID, np.maximum(ci[:, 0], 1e-9), ci[:, 1], alpha=0.3, color="C0")
+        ax.plot(A_GRID, st.tail_unconditional, "o-", ms=2, color="C0", label="P(KL ≥ a)")
+        ax.plot(A_GRID, st.tail_conditional, "s--", ms=2, color="C2", label="| τ/A event")
+        for vr, style in zip(readings, ("k-", "k:"), strict=True):
+            b = np.asarray(st.bound[vr], float)
+            ax.plot(A_GRID, np.where(b > 0, b, np.nan), style, label=f"bound, v={vr}")
+        if st.frac_not_pd > 0:
+            ax.axhline(st.frac_not_pd, color="C3", lw=0.8, ls=":", label="P(Σp not PD)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-6, 1e3)
+        ax.set_xlabel("a (nats)")
+        ax.set_ylabel("probability")
+        ax.set_title(cfg["label"], fontsize=8)
+    axes.ravel()[0].legend(fontsize=6)
+    save_figure(fig, path, dpi=100)
+
+
+def plot_grid_rates(configs, studies, path):
+    """Thm. 4.1 grid study: the assumption-failure rates per configuration."""
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(configs))
+    fig, ax = plt.subplots(figsize=(13, 4))
+    ax.plot(x, [st.frac_not_pd for st in studies], "o", ms=3, label="Σp not PD")
+    ax.plot(x, [st.frac_lambda_max_nonpositive for st in studies], "^", ms=3,
+            label="λmax(Σq⁻¹E) ≤ 0")
+    ax.plot(x, [st.frac_condition_fails for st in studies], "s", ms=3, label="τ/A event fails")
+    viol = [i for i, st in enumerate(studies) if np.any(st.violated_unconditional["as-printed"])]
+    ax.plot(viol, [1.05] * len(viol), "rx", label="bound violated (CP certificate)")
+    starts = [i for i, c in enumerate(configs) if i == 0 or c["d"] != configs[i - 1]["d"]]
+    for i in starts:
+        ax.axvline(i - 0.5, color="grey", lw=0.5)
+        ax.text(i, 1.12, f"d={configs[i]['d']}", fontsize=7)
+    ax.set_ylim(-0.05, 1.2)
+    ax.set_xlabel("configuration (order of the table)")
+    ax.set_ylabel("fraction of draws")
+    ax.legend(fontsize=7, loc="center right")
+    save_figure(fig, path, dpi=100)
+
+
+def plot_scaling(results, n_values, path):
+    """Thm. 4.1 scaling in N: tail against bound per sensitivity reading."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), 4))
+    x = np.asarray(n_values, float)
+    for ax, (reading, res) in zip(np.atleast_1d(axes), results.items(), strict=True):
+        sl = res["slope"]
+        med = np.asarray(sl["quantile"], float)
+        lo, hi = np.asarray(sl["quantile_low"], float), np.asarray(sl["quantile_high"], float)
+        ax.errorbar(x, med, yerr=[med - lo, hi - med], fmt="o-", ms=4, capsize=3,
+                    label=f"median KL (slope {sl['slope']:.2f})")
+        if math.isfinite(sl["mean_slope"]):
+            ax.plot(x, sl["mean"], "s--", ms=3, label=f"mean KL (slope {sl['mean_slope']:.2f})")
+        ax.plot(x, med[0] * x[0] / x, "k:", label="1/N reference")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("N")
+        ax.set_ylabel("KL[q || p] (nats)")
+        ax.set_title(f"sensitivity: {reading}", fontsize=9)
+        ax.legend(fontsize=7)
+    save_figure(fig, path, dpi=100)
+
+
+def plot_broadness(bound_fixed, summary, path):
+    """Thm. 4.1 remark 2: the bound at fixed noise and the median KL against the broadness c."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for vr, b in bound_fixed.items():
+        axes[0].plot(BROADNESS, np.where(b > 0, b, np.nan), "o-", label=f"v(Z) {vr}")
+    axes[0].set_title("Thm. 4.1 bound × a at fixed σ1, σ2, τ, A", fontsize=9)
+    axes[0].set_ylabel("bound × a")
+    for name, sm in summary.items():
+        med = np.asarray(sm["median"], float)
+        lo, hi = np.asarray(sm["low"], float), np.asarray(sm["high"], float)
+        finite = np.isfinite(med) & np.isfinite(hi) & np.isfinite(lo)
+        med, lo, hi = med[finite], lo[finite], hi[finite]
+        axes[1].errorbar(BROADNESS[finite], med, yerr=[med - lo, hi - med], fmt="o-", ms=3,
+                         capsize=3, label=name)
+    axes[1].set_title("median KL[q || p] (exact 95 % intervals)", fontsize=9)
+    axes[1].set_ylabel("KL[q || p] (nats)")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("c (Σq = c · Σ1 / N)")
+        ax.legend(fontsize=6)
+    save_figure(fig, path, dpi=100)
