@@ -240,3 +240,69 @@ def plot_broadness(bound_fixed, summary, path):
         ax.set_xlabel("c (Σq = c · Σ1 / N)")
         ax.legend(fontsize=6)
     save_figure(fig, path, dpi=100)
+
+
+# --------------------------------------------------------------------------- checks
+def plot_thm41_tail(studies, path):
+    """Thm. 4.1 Monte Carlo: the tail P(KL >= a) with its interval against the as-printed
+    bound, one panel per study."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(studies), figsize=(4.2 * len(studies), 3.4))
+    for ax, (label, st) in zip(np.atleast_1d(axes), studies, strict=True):
+        a = st.a_grid
+        ci = np.asarray(st.ci_unconditional, dtype=float)
+        ax.fill_between(a, ci[:, 0], ci[:, 1], alpha=0.3, color="C0")
+        ax.plot(a, st.tail_unconditional, "o-", ms=3, color="C0", label="P(KL ≥ a), MC")
+        ax.plot(a, st.tail_conditional, "s--", ms=3, color="C2", label="same | τ/A event")
+        bound = np.asarray(st.bound["as-printed"], dtype=float)
+        ax.plot(a, np.where(bound > 0, bound, np.nan), "k-", label="Thm. 4.1 bound")
+        ax.axhline(st.frac_not_pd, color="C3", lw=0.8, ls=":", label="P(Σp not PD)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-6, 10)
+        ax.set_xlabel("a (nats)")
+        ax.set_ylabel("probability")
+        ax.set_title(label, fontsize=8)
+    np.atleast_1d(axes)[0].legend(fontsize=6)
+    save_figure(fig, path, dpi=110)
+
+
+def plot_audit_scores(scores, path):
+    """The empirical audit: held-out score histograms under D0 and D1 with the
+    threshold, one panel per reading."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores), 3.2))
+    for ax, (reading, sc) in zip(np.atleast_1d(axes), scores.items(), strict=True):
+        s0, s1 = sc["scores0"], sc["scores1"]
+        lo, hi = np.quantile(np.concatenate([s0, s1]), [0.001, 0.999])
+        bins = np.linspace(lo, hi, 80)
+        ax.hist(s0, bins=bins, alpha=0.6, label="D0 (canary a)", density=True)
+        ax.hist(s1, bins=bins, alpha=0.6, label="D1 (canary b)", density=True)
+        ax.axvline(sc["threshold"], color="k", lw=1, label="threshold")
+        ax.set_title(reading, fontsize=9)
+        ax.set_xlabel("held-out score")
+        ax.set_ylabel("density")
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    save_figure(fig, path, dpi=110)
+
+
+def plot_reference_traces(traces, datasets, path):
+    """The reference runs: each method's test metric per epoch, one panel per data set."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 3.6))
+    for ax, data in zip(np.atleast_1d(axes), datasets, strict=True):
+        for (name, label), values in traces.items():
+            if name == data.name:
+                ax.plot(range(len(values)), values, marker="o", ms=3, label=label)
+        ax.set_title(data.name)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(_metrics_name(data))
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    save_figure(fig, path, dpi=110)
+
+
+def _metrics_name(data):
+    return "test accuracy" if data.task == "classification" else "test RMSE"
