@@ -119,7 +119,6 @@ from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.analysis.paired_tests import sign_test as _sign_test
 from dpclaims.claims import InputError, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, not_checkable
-from dpclaims.papers.figures import save_figure
 from dpclaims.papers.vips.catalogue import ACCURACY_CLAIMS as CLAIMS
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.experiment_blr_sbn import (
@@ -139,6 +138,7 @@ from dpclaims.papers.vips.experiment_blr_sbn import (
     run_blr_sigmas,
     sbn_setting,
 )
+from dpclaims.papers.vips.figures import plot_blr, plot_sbn
 
 PAPER = "VIPS (vips.txt)"
 
@@ -249,30 +249,6 @@ def paired_sizes_tests(better_by_size: dict, worse_by_size: dict,
         "min_pairs_for_level": min_pairs(level), "per_size": per}
 
 
-def _plot_blr(auc, sigmas, eps, full_auc, title, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
-    ax.boxplot([auc[:, k] for k in range(len(sigmas))], widths=0.5)
-    labels = []
-    for sigma in sigmas:
-        e = eps[f"{sigma:g}"]
-        labels.append(f"σ={sigma:g}\nnon-private" if sigma == 0 else
-                      f"σ={sigma:g}\nε={e['paper']:.3g} / {e['two-releases']:.3g}")
-    labels = [f"{lab}\nmean {auc[:, k].mean():.3f}" for k, lab in enumerate(labels)]
-    ax.set_xticks(range(1, len(sigmas) + 1), labels, fontsize=7)
-    if full_auc is not None:
-        ax.axhline(full_auc, color="k", ls="--", lw=0.8, label="full-batch VB (non-private)")
-        ax.legend(fontsize=7, loc="lower left")
-    ax.set_xlabel("noise multiplier σ (ε by the paper's reading / two releases per step)")
-    ax.set_ylabel("test AUC")
-    ax.set_title(title + "\nε: paper reading / two releases", fontsize=8)
-    save_figure(fig, path, dpi=110)
-
-
 def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
                        out_dir=None) -> tuple[list[Verdict], list[str]]:
     """``vips/blr-approaches-nonprivate``: test AUC of VIPS-BLR at sigma in {0, 1, 6, 12}.
@@ -320,9 +296,9 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        _plot_blr(res["auc"], BLR_SIGMAS, eps, full_auc,
-                  f"{data['name']}: N={res['N']}, d={res['d']}, S={res['S']}, "
-                  f"{b['blr_iterations']} steps, {b['blr_seeds']} seeds", out / BLR_FIGURE)
+        plot_blr(res["auc"], BLR_SIGMAS, eps, full_auc,
+                 f"{data['name']}: N={res['N']}, d={res['d']}, S={res['S']}, "
+                 f"{b['blr_iterations']} steps, {b['blr_seeds']} seeds", out / BLR_FIGURE)
         figures.append(BLR_FIGURE)
     auc_by = {f"{s:g}": _summary(res["auc"][:, k]) for k, s in enumerate(BLR_SIGMAS)}
     ev = {
@@ -373,32 +349,6 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
         context=f"{where}: {nums}.{tail}", evidence=ev, seed=seed, budget=label,
         figures=figures)
     return ran_on([v], data["which"]), figures
-
-
-def _plot_sbn(acc, setting, title, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sizes = list(setting)
-    fig, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 3.8), squeeze=False)
-    for ax, s in zip(axes[0], sizes, strict=True):
-        data = [acc[s][m] for m in SBN_METHODS]
-        ax.boxplot(data, widths=0.5)
-        ma, sc = np.asarray(acc[s]["MA"]), np.asarray(acc[s]["SC"])
-        for a, c in zip(ma, sc, strict=True):
-            ax.plot([2, 3], [a, c], color="0.6", lw=0.6)
-        nm = setting[s]["noise_multiplier"]
-        ax.set_xticks(range(1, len(SBN_METHODS) + 1),
-                      ["NP", "MA\nσ=1", f"SC\nσ={nm['SC']:.3g}",
-                       f"SC ampl.\nσ={nm['SC-amplified']:.3g}"], fontsize=7)
-        ax.set_title(f"S={setting[s]['S']}, steps={setting[s]['J']}, "
-                     f"ε={setting[s]['epsilon_MA']:.3g}, δ={SBN_DELTA:g}", fontsize=8)
-        ax.set_xlabel("method (noise multiplier)")
-        ax.set_ylabel("held-out prediction accuracy")
-    fig.suptitle(title, fontsize=8)
-    save_figure(fig, path, dpi=110)
 
 
 def _not_checkable(exc, seed, label) -> Verdict:
@@ -494,8 +444,8 @@ def check_sbn_accuracy(budget: dict, seed: int,
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        _plot_sbn(acc, setting, f"SBN on {data.name}: N={n_train}, 64 pixels, K={hidden}, "
-                  f"{b['sbn_seeds']} paired seeds", out / SBN_FIGURE)
+        plot_sbn(acc, setting, f"SBN on {data.name}: N={n_train}, 64 pixels, K={hidden}, "
+                 f"{b['sbn_seeds']} paired seeds", out / SBN_FIGURE)
         figures.append(SBN_FIGURE)
     base = _sbn_base_evidence(data, hidden, sizes, b, setting, run_seeds, acc)
     verdicts = []
