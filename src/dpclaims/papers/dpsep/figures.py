@@ -306,3 +306,34 @@ def plot_reference_traces(traces, datasets, path):
 
 def _metrics_name(data):
     return "test accuracy" if data.task == "classification" else "test RMSE"
+
+
+# --------------------------------------------------------------------------- BNN (Sec. 6.2)
+def plot_bnn(results, path):
+    """Sec. 6.2: test RMSE per method (mean ± sd over splits), one panel per data set."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(results), figsize=(4.6 * len(results), 4.2),
+                             squeeze=False)
+    for ax, (name, res) in zip(axes[0], results.items(), strict=True):
+        labels = list(res["methods"])
+        vals = [np.asarray(res["methods"][m]["rmse"], dtype=float) for m in labels]
+        finite = [v[np.isfinite(v)] for v in vals]
+        y = np.arange(len(labels))
+        mean = [f.mean() if f.size else np.nan for f in finite]
+        sd = [f.std(ddof=1) if f.size > 1 else 0.0 for f in finite]
+        ax.errorbar(mean, y, xerr=sd, fmt="o", ms=4)
+        for i, v in enumerate(vals):
+            n_bad = int((~np.isfinite(v)).sum())
+            if n_bad:
+                ax.annotate(f"{n_bad} diverged", (np.nanmax(mean), i), fontsize=6)
+        ax.set_yticks(y)
+        ax.set_yticklabels(labels, fontsize=6)
+        ax.set_xscale("log")
+        ax.set_xlabel("test RMSE (original units), mean ± sd over splits")
+        ax.set_ylabel("method")
+        ax.set_title(name, fontsize=9)
+    save_figure(fig, path, dpi=110)
