@@ -72,8 +72,12 @@ from dpclaims.papers.dpsep.catalogue import (
     Budget,
 )
 from dpclaims.papers.dpsep.catalogue import reading as typed_reading
+from dpclaims.papers.dpsep.figures import (
+    plot_audit_scores,
+    plot_reference_traces,
+    plot_thm41_tail,
+)
 from dpclaims.papers.dpsep.tables import STATEMENTS, TABLE4_CLAIM
-from dpclaims.papers.figures import save_figure
 from dpclaims.property_tests.sensitivity import check_sensitivity
 
 
@@ -302,7 +306,7 @@ def check_thm41(budget: Budget, seed: int, out_dir: Path) -> tuple[list[Verdict]
             verdicts.append(decide_all(claim, reading, parts, context=context,
                                        evidence=evidence, seed=seed, budget=budget.name,
                                        figures=["thm41_tail.png"]))
-    _plot_thm41(studies, out_dir / "thm41_tail.png")
+    plot_thm41_tail(studies, out_dir / "thm41_tail.png")
     section = {
         "title": "Thm. 4.1: how often its assumptions hold",
         "text": ("Fractions of Monte Carlo draws on which the proof's assumptions fail: "
@@ -318,29 +322,6 @@ def check_thm41(budget: Budget, seed: int, out_dir: Path) -> tuple[list[Verdict]
         "figures": [],
     }
     return verdicts, section
-
-
-def _plot_thm41(studies, path):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(studies), figsize=(4.2 * len(studies), 3.4))
-    for ax, (label, st) in zip(np.atleast_1d(axes), studies, strict=True):
-        a = st.a_grid
-        ci = np.asarray(st.ci_unconditional, dtype=float)
-        ax.fill_between(a, ci[:, 0], ci[:, 1], alpha=0.3, color="C0")
-        ax.plot(a, st.tail_unconditional, "o-", ms=3, color="C0", label="P(KL ≥ a), MC")
-        ax.plot(a, st.tail_conditional, "s--", ms=3, color="C2", label="same | τ/A event")
-        bound = np.asarray(st.bound["as-printed"], dtype=float)
-        ax.plot(a, np.where(bound > 0, bound, np.nan), "k-", label="Thm. 4.1 bound")
-        ax.axhline(st.frac_not_pd, color="C3", lw=0.8, ls=":", label="P(Σp not PD)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_ylim(1e-6, 10)
-        ax.set_xlabel("a (nats)")
-        ax.set_ylabel("probability")
-        ax.set_title(label, fontsize=8)
-    np.atleast_1d(axes)[0].legend(fontsize=6)
-    save_figure(fig, path, dpi=110)
 
 
 # --------------------------------------------------------------------------- data
@@ -447,26 +428,8 @@ def check_empirical_audit(data: RegressionData, budget: Budget, seed: int, out_d
                     f"per dataset, worst-case canary pair"),
             context=context, evidence=ev, seed=seed, budget=budget.name,
             figures=["audit_scores.png"]))
-    _plot_audit(scores, out_dir / "audit_scores.png")
+    plot_audit_scores(scores, out_dir / "audit_scores.png")
     return verdicts
-
-
-def _plot_audit(scores, path):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores), 3.2))
-    for ax, (reading, sc) in zip(np.atleast_1d(axes), scores.items(), strict=True):
-        s0, s1 = sc["scores0"], sc["scores1"]
-        lo, hi = np.quantile(np.concatenate([s0, s1]), [0.001, 0.999])
-        bins = np.linspace(lo, hi, 80)
-        ax.hist(s0, bins=bins, alpha=0.6, label="D0 (canary a)", density=True)
-        ax.hist(s1, bins=bins, alpha=0.6, label="D1 (canary b)", density=True)
-        ax.axvline(sc["threshold"], color="k", lw=1, label="threshold")
-        ax.set_title(reading, fontsize=9)
-        ax.set_xlabel("held-out score")
-        ax.set_ylabel("density")
-    np.atleast_1d(axes)[0].legend(fontsize=7)
-    save_figure(fig, path, dpi=110)
 
 
 # --------------------------------------------------------------------------- reference runs
@@ -505,7 +468,7 @@ def reference_runs(datasets, budget: Budget, seed: int, out_dir: Path,
             rows.append([data.name, "EP", m["metric_name"], m["metric"],
                          _kl_to(sep_ref, ep.theta_q), 0])
             traces[(data.name, "EP")] = _trace_metric(ep.trace, data, lik)
-    _plot_traces(traces, datasets, out_dir / "reference_runs.png")
+    plot_reference_traces(traces, datasets, out_dir / "reference_runs.png")
     return {
         "title": "Reference runs on real data (no verdict: context for the claims)",
         "text": (f"{budget.epochs} epochs, {budget.run_trials} independent runs each (mean "
@@ -560,25 +523,6 @@ def _kl_to(ref, theta_q) -> float:
 
 def _trace_metric(trace, data, lik):
     return [_metrics(trace[:, t], data, lik)["metric"] for t in range(trace.shape[1])]
-
-
-def _plot_traces(traces, datasets, path):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 3.6))
-    for ax, data in zip(np.atleast_1d(axes), datasets, strict=True):
-        for (name, label), values in traces.items():
-            if name == data.name:
-                ax.plot(range(len(values)), values, marker="o", ms=3, label=label)
-        ax.set_title(data.name)
-        ax.set_xlabel("epoch")
-        ax.set_ylabel(_metrics_name(data))
-    np.atleast_1d(axes)[0].legend(fontsize=7)
-    save_figure(fig, path, dpi=110)
-
-
-def _metrics_name(data):
-    return "test accuracy" if data.task == "classification" else "test RMSE"
 
 
 # --------------------------------------------------------------------------- Sec. 6.1
@@ -659,6 +603,40 @@ def _ms(summary) -> str:
 
 
 # --------------------------------------------------------------------------- driver
+class _Skipped:
+    """A check not selected: its empty value, as a started check's handle."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def _assembled_verdicts(v1, v2, v3, v_audit, v4, v5, v6, probit_data, bnn_data, budget,
+                        seed) -> list:
+    """The checks' verdicts in one fixed order, each naming its data, then the unrun claims'."""
+    from dpclaims.papers.dpsep.checks_tables import (
+        table_consistency_verdicts,
+        unrun_claim_verdicts,
+    )
+
+    synthetic = "none: synthetic inputs drawn from the seed"
+    verdicts = []
+    verdicts += ran_on(v1, "none: sites and data drawn by hypothesis from the seed")
+    verdicts += ran_on(v2, "no records: the paper's N, T and σ, and this run's fair N "
+                           f"({probit_data.n_train})")
+    verdicts += ran_on(v3, synthetic) + ran_on(v_audit, probit_data.source)
+    verdicts += ran_on(v4, synthetic)
+    verdicts += ran_on(table_consistency_verdicts(seed, budget.name),
+                       "no records: the paper's printed tables")
+    verdicts += ran_on(v5, "synthetic mixtures of Gaussians (Sec. 6.1's setting, seeded)")
+    verdicts += ran_on(v6, bnn_data)
+    verdicts += ran_on(unrun_claim_verdicts(verdicts, budget.bnn_sets, budget.name, seed),
+                       "none: not run")
+    return verdicts
+
+
 def run_dpsep_audit(ctx: RunContext) -> PaperResult:
     """Run every DP-SEP check at ``ctx.budget`` (the paper's ``run``).
 
@@ -683,11 +661,7 @@ def run_dpsep_audit(ctx: RunContext) -> PaperResult:
     budget, seed, data_dir, client, wants = (ctx.budget, ctx.seed, ctx.data_dir, ctx.client,
                                              ctx.wants)
     from dpclaims.papers.dpsep.checks_bnn import check_bnn
-    from dpclaims.papers.dpsep.checks_tables import (
-        paper_tables_section,
-        table_consistency_verdicts,
-        unrun_claim_verdicts,
-    )
+    from dpclaims.papers.dpsep.checks_tables import paper_tables_section
     from dpclaims.papers.dpsep.checks_thm41 import check_thm41_study
 
     out = Path(ctx.out_dir)
@@ -701,13 +675,6 @@ def run_dpsep_audit(ctx: RunContext) -> PaperResult:
     verdicts, sections = [], []
 
     everything = wants()  # True without a selection (wants of no claim)
-
-    class _Skipped:  # a check not selected: its empty value, as a started check's handle
-        def __init__(self, value):
-            self.value = value
-
-        def result(self):
-            return self.value
 
     def start(name, fn, *claim_ids):
         return timed.start(name, fn) if wants(*claim_ids) else _Skipped(([], None))
@@ -750,18 +717,8 @@ def run_dpsep_audit(ctx: RunContext) -> PaperResult:
     finally:  # a check that failed first leaves no process behind
         timed.close()
     # assembled in one fixed order, whichever process ran what; each names its data
-    synthetic = "none: synthetic inputs drawn from the seed"
-    verdicts += ran_on(v1, "none: sites and data drawn by hypothesis from the seed")
-    verdicts += ran_on(v2, "no records: the paper's N, T and σ, and this run's fair N "
-                           f"({probit_data.n_train})")
-    verdicts += ran_on(v3, synthetic) + ran_on(v_audit, probit_data.source)
-    verdicts += ran_on(v4, synthetic)
-    verdicts += ran_on(table_consistency_verdicts(seed, budget.name),
-                       "no records: the paper's printed tables")
-    verdicts += ran_on(v5, "synthetic mixtures of Gaussians (Sec. 6.1's setting, seeded)")
-    verdicts += ran_on(v6, bnn_data)
-    verdicts += ran_on(unrun_claim_verdicts(verdicts, budget.bnn_sets, budget.name, seed),
-                       "none: not run")
+    verdicts += _assembled_verdicts(v1, v2, v3, v_audit, v4, v5, v6, probit_data, bnn_data,
+                                    budget, seed)
     sections += [s for s in (s2, s3, s_refs) if s is not None] + s4 + s5 + s6
     sections += [paper_tables_section()]
     meta = {

@@ -30,10 +30,10 @@ from pathlib import Path
 from dpclaims.papers.dpsep.experiment_bnn import (
     UCI_FOLDERS,
     _file_shape,
-    _plot_bnn,
     bnn_datasets,
     run_bnn_experiment,
 )
+from dpclaims.papers.dpsep.figures import plot_bnn
 
 
 def check_bnn(*, data_dir, sets, n_splits, epochs, vi_epochs, max_train, embedded_train,
@@ -60,7 +60,7 @@ def check_bnn(*, data_dir, sets, n_splits, epochs, vi_epochs, max_train, embedde
                    if (Path(data_dir) / "uci" / folder / "data.txt").is_file()]
         verdicts.append(tables.dataset_size_verdict(
             {name: _file_shape(data_dir, name) for name in present}, seed, budget_name))
-    _plot_bnn(results, out_dir / "bnn_uci.png")
+    plot_bnn(results, out_dir / "bnn_uci.png")
     some = next(iter(results.values()))
     sigma_text = "; ".join(
         f"{label}: noise std {some['methods'][label]['info'].get('noise_std', float('nan')):.3g}"

@@ -1,7 +1,8 @@
 """DP-SEP Sec. 6.2 (Bayesian neural networks on UCI regression sets): the runs, at a
 stated size: PBP, DP-SEP under each noise reading, VI and a point estimate, per split.
-Numbers and figures only; the statement verdicts are computed in
-:mod:`dpclaims.papers.dpsep.checks_bnn` and :mod:`dpclaims.papers.dpsep.checks_tables`.
+Numbers only (its figure is :func:`dpclaims.papers.dpsep.figures.plot_bnn`); the
+statement verdicts are computed in :mod:`dpclaims.papers.dpsep.checks_bnn` and
+:mod:`dpclaims.papers.dpsep.checks_tables`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dpclaims.analysis.seeds import rng_for, seed_sequence
 from dpclaims.analysis.validation import check_count
 from dpclaims.data.datasets import load_uci_standardised, standardise_on_training_split
 from dpclaims.papers.dpsep.calibration import DELTA, paper_sigma
-from dpclaims.papers.figures import save_figure
 
 # Table 4 name -> folder in --data-dir/uci (Year is not available offline).
 UCI_FOLDERS = {"Wine": "wine-quality-red", "Kin8nm": "kin8nm", "Power": "power-plant",
@@ -226,30 +226,3 @@ def _file_shape(data_dir, name):
     return (n_rows, n_feat)
 
 
-def _plot_bnn(results, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(results), figsize=(4.6 * len(results), 4.2),
-                             squeeze=False)
-    for ax, (name, res) in zip(axes[0], results.items(), strict=True):
-        labels = list(res["methods"])
-        vals = [np.asarray(res["methods"][m]["rmse"], dtype=float) for m in labels]
-        finite = [v[np.isfinite(v)] for v in vals]
-        y = np.arange(len(labels))
-        mean = [f.mean() if f.size else np.nan for f in finite]
-        sd = [f.std(ddof=1) if f.size > 1 else 0.0 for f in finite]
-        ax.errorbar(mean, y, xerr=sd, fmt="o", ms=4)
-        for i, v in enumerate(vals):
-            n_bad = int((~np.isfinite(v)).sum())
-            if n_bad:
-                ax.annotate(f"{n_bad} diverged", (np.nanmax(mean), i), fontsize=6)
-        ax.set_yticks(y)
-        ax.set_yticklabels(labels, fontsize=6)
-        ax.set_xscale("log")
-        ax.set_xlabel("test RMSE (original units), mean ± sd over splits")
-        ax.set_ylabel("method")
-        ax.set_title(name, fontsize=9)
-    save_figure(fig, path, dpi=110)

@@ -43,8 +43,6 @@ Statistics
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from scipy import stats
 
@@ -70,7 +68,7 @@ from dpclaims.papers.dpvim.experiments import (
     SIGMAS,
     _bootstrap,
 )
-from dpclaims.papers.figures import save_figure
+from dpclaims.papers.dpvim.figures import adult_figure, coverage_figures
 
 LEVEL = 0.01
 
@@ -280,47 +278,8 @@ def check_coverage(cov: dict, seed: int, out_dir=None):
                         "(over-coverage)." if conservative else "")),
             evidence=ev, seed=seed))
     if out_dir is not None:
-        figs += _coverage_figures(cov, results, out_dir)
+        figs += coverage_figures(cov, results, out_dir, COVERAGE_READINGS)
     return verdicts, figs
-
-
-def _coverage_figures(cov, results, out_dir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    trace, fam = cov["trace"], cov["family"]
-    d = fam.dim
-    fig, axes = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
-    for j in range(2):
-        for ax, col, label in ((axes[0], j, "m"), (axes[1], d + j, "s")):
-            ax.plot(trace[:, 0, col], lw=0.6)
-            t_bo = results["linreg"]["t_burnout"][0, col]
-            ax.axvline(trace.shape[0] - t_bo, color=f"C{j}", ls="--", lw=0.8)
-            ax.axhline(cov["xi_star"][col], color=f"C{j}", ls=":", lw=0.8)
-            ax.set_ylabel(f"{label} (iterate value)")
-    axes[0].set_title("Aligned DPVI traces (run 0, two coordinates); dashed: detected "
-                      "convergence point (slope test); dotted: optimum", fontsize=8)
-    axes[1].set_xlabel("step")
-    p1 = out_dir / "dpvim_traces.png"
-    save_figure(fig, p1, dpi=120)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    names = list(COVERAGE_READINGS)
-    pos = np.arange(len(names))
-    for off, kind in ((-0.15, "posterior"), (0.15, "dp")):
-        vals = [results["linreg"]["cover"][r][kind].mean() for r in names]
-        ax.bar(pos + off, vals, width=0.3, label={"posterior": "noise-aware posterior",
-                                                    "dp": "DP part only"}[kind])
-    ax.axhline(NOMINAL, color="k", ls="--", lw=0.8, label=f"nominal {NOMINAL}")
-    ax.set_xticks(pos, names, fontsize=7)
-    ax.set_xlabel("reading of the noise-aware posterior")
-    ax.set_ylabel("coverage of m*")
-    ax.legend(fontsize=7)
-    p2 = out_dir / "dpvim_coverage.png"
-    save_figure(fig, p2, dpi=120)
-    return [p1.name, p2.name]  # relative to the report folder, like every figure
 
 
 def check_adult(res: dict, seed: int, out_dir=None):
@@ -328,8 +287,6 @@ def check_adult(res: dict, seed: int, out_dir=None):
     Fig. 5 runs (:func:`dpclaims.papers.dpvim.experiments.run_adult`'s output); returns
     (verdicts, figure names written into ``out_dir``). Exact one-sided sign tests decide
     through :func:`~dpclaims.claims.kernel.decide_by_tests` at level 0.05."""
-    from dpclaims.analysis.ou import linreg_burnout as burnout
-
     xi_star = res["xi_star"]
     d = xi_star.size // 2
     verdicts, figs = [], []
@@ -344,129 +301,127 @@ def check_adult(res: dict, seed: int, out_dir=None):
              "clip_by_variant": res["clips"], "clip_reading": CLIP_READINGS[res["clip_reading"]],
              "accountant": "PLD, Poisson, add-remove (the "
              "paper's Fourier accountant reading)", "optimiser": "adam"}
-    claim = CLAIMS["adult-best"]
-    level = 0.05
     for eps in eps_levels:
-        tests = {}
-        others = [v for v in variants if v != "aligned-natural"]
-        for v in others:
-            tests[v] = paired_comparison(err[(eps, "aligned-natural")], err[(eps, v)],
-                                         level=level / len(others))
-        # "beats all": holds when every comparison is significant at level / k (the
-        # largest p-value scaled by k; an intersection-union test would not need the
-        # scaling, which is kept: conservative), refuted when some variant is
-        # significantly better at level / k (Bonferroni over the k variants)
-        k = len(others)
-        p_holds = min(1.0, k * max(t["p_stated_direction"] for t in tests.values()))
-        p_refutes = min(1.0, k * min(t["p_opposite_direction"] for t in tests.values()))
-        means = {v: float(err[(eps, v)].mean()) for v in variants}
-        ev = {**sizes, "epsilon": eps, "mean_l2_error": means,
-              "mean_l2_error_m": {v: float(err_m[(eps, v)].mean()) for v in variants},
-              "mean_l2_error_s": {v: float(err_s[(eps, v)].mean()) for v in variants},
-              "tests_vs_aligned_natural": tests, "runs": len(err[(eps, variants[0])])}
-        best = min(means, key=means.get)
-        verdicts.append(decide_by_tests(
-            claim, f"epsilon = {eps:g}, {res['clip_reading']} clipping, final iterate, l2 "
-                   "error over (m, s)",
-            f"aligned-natural has a lower l2 error than each of {', '.join(others)}",
-            p_holds=p_holds, p_refutes=p_refutes, level=level,
-            test=(f"exact one-sided sign tests over {ev['runs']} runs, one per other variant "
-                  f"(Bonferroni over {k}: p-values scaled by {k})"),
-            context=("Mean l2 error to the non-private optimum: " + ", ".join(
-                f"{v} {means[v]:.3g}" for v in sorted(means, key=means.get))
-                + f" (lowest mean: {best}); per-variant sign test p-values against "
-                  "aligned-natural (stated / opposite): " + ", ".join(
-                      f"{v}: {t['p_stated_direction']:.3g} / {t['p_opposite_direction']:.3g}"
-                      for v, t in tests.items()) + "."),
-            evidence=ev, seed=seed))
+        verdicts.append(_adult_best_verdict(res, eps, variants, err, err_m, err_s, sizes,
+                                            seed))
     # Fig. 5b: trace std of converged coordinates vs the spread of last iterates
-    claim = CLAIMS["trace-std"]
-    eps0 = eps_levels[0]
     for v in ("aligned", "aligned-natural"):
-        tr = res["traces"][v]                                   # (K, R, P)
-        spread = res["final"][(eps0, v)].std(axis=0, ddof=1)    # (P,)
-        per_run = []
-        for run in range(tr.shape[1]):
-            b = burnout(tr[:, run, :])
-            sd = np.array([tr[-t:, run, p].std(ddof=1) if ok and t >= 2 else np.nan
-                           for p, (t, ok) in enumerate(zip(b.t_burnout, b.converged, strict=True))])
-            per_run.append(sd)
-        sd = np.array(per_run)                                  # (R, P)
-        conv = np.isfinite(sd)
-        sq_err = np.where(conv, (sd - spread) ** 2, np.nan)
-        base = np.where(conv, spread ** 2, np.nan)
-        mse, base_mse = float(np.nanmean(sq_err)), float(np.nanmean(base))
-        seen = conv.any(axis=0)
-        per_param = (np.nanmean(sq_err[:, seen], axis=0) - np.nanmean(base[:, seen], axis=0)
-                     if seen.any() else np.zeros(0))
-        st_ = (paired_comparison(np.zeros_like(per_param), -per_param, level=0.05)
-               if per_param.size else {})
-        ev = {**sizes, "epsilon": eps0, "variant": v, "mse_trace_std_vs_spread": mse,
-              "baseline_mse_no_estimate": base_mse, "share_converged": float(conv.mean()),
-              "parameters_tested": int(per_param.size), "test": st_,
-              "ratio_trace_std_to_spread_median": float(np.nanmedian(sd / spread))}
-        ratio = np.nanmedian(sd / spread, axis=0)
-        ratio = ratio[np.isfinite(ratio)]
-        st2 = (paired_comparison(np.abs(np.log2(ratio)), np.ones_like(ratio), level=0.05)
-               if ratio.size else {})
-        reading = (f"{v}, epsilon = {eps0:g}, {res['clip_reading']} clipping; 'close' = within "
-                   "a factor of 2 per parameter")
-        context = (f"Per parameter, the median (over runs) of trace std / across-run spread is "
-                   f"within a factor 2 for {int(np.sum(np.abs(np.log2(ratio)) < 1))} of "
-                   f"{ratio.size} parameters.")
-        ev2 = {**ev, "per_parameter_median_ratio": ratio.tolist(), "test": st2}
-        if ratio.size:
-            verdicts.append(decide_by_tests(
-                claim, reading, "|log2(trace std / spread)| < 1 for a typical parameter",
-                p_holds=st2["p_stated_direction"], p_refutes=st2["p_opposite_direction"],
-                level=0.05, test=f"exact one-sided sign test over {ratio.size} parameters",
-                context=context, evidence=ev2, seed=seed))
-        else:
-            verdicts.append(undecided(claim, reading, "no parameter converged in any run (slope "
-                                      "threshold 0.05), so no ratio was tested.",
-                                      context=context, evidence=ev2, seed=seed))
-        reading = (f"{v}, epsilon = {eps0:g}, {res['clip_reading']} clipping; 'close' = MSE "
-                   "below the paper's no-estimate baseline")
-        context = (f"Over converged coordinates ({conv.mean():.0%} of run x parameter pairs; "
-                   f"slope threshold 0.05), the trace std differs from the across-run spread "
-                   f"of the last iterates by MSE {mse:.3g} against {base_mse:.3g} for not "
-                   f"estimating (the paper's baseline); median ratio trace std / spread "
-                   f"{ev['ratio_trace_std_to_spread_median']:.2f}.")
-        if per_param.size:
-            verdicts.append(decide_by_tests(
-                claim, reading, "the trace std's MSE to the spread is below the no-estimate "
-                "baseline's, per parameter", p_holds=st_["p_stated_direction"],
-                p_refutes=st_["p_opposite_direction"], level=0.05,
-                test=f"exact one-sided sign test over {per_param.size} parameters",
-                context=context, evidence=ev, seed=seed))
-        else:
-            verdicts.append(undecided(claim, reading, "no parameter converged in any run (slope "
-                                      "threshold 0.05), so no MSE was tested.",
-                                      context=context, evidence=ev, seed=seed))
+        verdicts += _trace_std_verdicts(res, v, eps_levels[0], sizes, seed)
     if out_dir is not None:
-        figs.append(_adult_figure(err_m, err_s, eps_levels, variants, res, out_dir))
+        figs.append(adult_figure(err_m, err_s, eps_levels, variants, res, out_dir))
     return verdicts, figs
 
 
-def _adult_figure(err_m, err_s, eps_levels, variants, res, out_dir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def _adult_best_verdict(res, eps, variants, err, err_m, err_s, sizes, seed) -> Verdict:
+    """``dpvim/adult-aligned-natural-best`` at one epsilon: sign tests against each variant."""
+    claim = CLAIMS["adult-best"]
+    level = 0.05
+    tests = {}
+    others = [v for v in variants if v != "aligned-natural"]
+    for v in others:
+        tests[v] = paired_comparison(err[(eps, "aligned-natural")], err[(eps, v)],
+                                     level=level / len(others))
+    # "beats all": holds when every comparison is significant at level / k (the
+    # largest p-value scaled by k; an intersection-union test would not need the
+    # scaling, which is kept: conservative), refuted when some variant is
+    # significantly better at level / k (Bonferroni over the k variants)
+    k = len(others)
+    p_holds = min(1.0, k * max(t["p_stated_direction"] for t in tests.values()))
+    p_refutes = min(1.0, k * min(t["p_opposite_direction"] for t in tests.values()))
+    means = {v: float(err[(eps, v)].mean()) for v in variants}
+    ev = {**sizes, "epsilon": eps, "mean_l2_error": means,
+          "mean_l2_error_m": {v: float(err_m[(eps, v)].mean()) for v in variants},
+          "mean_l2_error_s": {v: float(err_s[(eps, v)].mean()) for v in variants},
+          "tests_vs_aligned_natural": tests, "runs": len(err[(eps, variants[0])])}
+    best = min(means, key=means.get)
+    return decide_by_tests(
+        claim, f"epsilon = {eps:g}, {res['clip_reading']} clipping, final iterate, l2 "
+               "error over (m, s)",
+        f"aligned-natural has a lower l2 error than each of {', '.join(others)}",
+        p_holds=p_holds, p_refutes=p_refutes, level=level,
+        test=(f"exact one-sided sign tests over {ev['runs']} runs, one per other variant "
+              f"(Bonferroni over {k}: p-values scaled by {k})"),
+        context=("Mean l2 error to the non-private optimum: " + ", ".join(
+            f"{v} {means[v]:.3g}" for v in sorted(means, key=means.get))
+            + f" (lowest mean: {best}); per-variant sign test p-values against "
+              "aligned-natural (stated / opposite): " + ", ".join(
+                  f"{v}: {t['p_stated_direction']:.3g} / {t['p_opposite_direction']:.3g}"
+                  for v, t in tests.items()) + "."),
+        evidence=ev, seed=seed)
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-    for ax, errs, title in ((axes[0], err_m, "m_q"), (axes[1], err_s, "s_q")):
-        for v in variants:
-            mu = [errs[(e, v)].mean() for e in eps_levels]
-            se = [errs[(e, v)].std(ddof=1) / np.sqrt(errs[(e, v)].size) for e in eps_levels]
-            ax.errorbar(eps_levels, mu, yerr=se, marker="o", label=v, capsize=2)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("epsilon")
-        ax.set_ylabel(f"l2 error of {title} (mean ± se over runs)", fontsize=7)
-        ax.set_title(f"l2 error of {title} ({res['data']}, {res['steps']} steps)", fontsize=8)
-    axes[0].legend(fontsize=7)
-    p = out_dir / f"dpvim_error_vs_epsilon_{res['clip_reading']}.png"
-    save_figure(fig, p, dpi=120)
-    return p.name
+
+def _trace_stds(tr) -> np.ndarray:
+    """Per run and parameter: the std of the trace after its detected burn-out (NaN where the
+    coordinate did not converge); ``tr`` is (K, R, P), the result (R, P)."""
+    from dpclaims.analysis.ou import linreg_burnout as burnout
+
+    per_run = []
+    for run in range(tr.shape[1]):
+        b = burnout(tr[:, run, :])
+        sd = np.array([tr[-t:, run, p].std(ddof=1) if ok and t >= 2 else np.nan
+                       for p, (t, ok) in enumerate(zip(b.t_burnout, b.converged, strict=True))])
+        per_run.append(sd)
+    return np.array(per_run)
+
+
+def _trace_std_verdicts(res, v, eps0, sizes, seed) -> list[Verdict]:
+    """``dpvim/trace-std-matches-spread`` for variant ``v``: the ratio and the MSE readings."""
+    claim = CLAIMS["trace-std"]
+    tr = res["traces"][v]                                   # (K, R, P)
+    spread = res["final"][(eps0, v)].std(axis=0, ddof=1)    # (P,)
+    sd = _trace_stds(tr)                                    # (R, P)
+    conv = np.isfinite(sd)
+    sq_err = np.where(conv, (sd - spread) ** 2, np.nan)
+    base = np.where(conv, spread ** 2, np.nan)
+    mse, base_mse = float(np.nanmean(sq_err)), float(np.nanmean(base))
+    seen = conv.any(axis=0)
+    per_param = (np.nanmean(sq_err[:, seen], axis=0) - np.nanmean(base[:, seen], axis=0)
+                 if seen.any() else np.zeros(0))
+    st_ = (paired_comparison(np.zeros_like(per_param), -per_param, level=0.05)
+           if per_param.size else {})
+    ev = {**sizes, "epsilon": eps0, "variant": v, "mse_trace_std_vs_spread": mse,
+          "baseline_mse_no_estimate": base_mse, "share_converged": float(conv.mean()),
+          "parameters_tested": int(per_param.size), "test": st_,
+          "ratio_trace_std_to_spread_median": float(np.nanmedian(sd / spread))}
+    ratio = np.nanmedian(sd / spread, axis=0)
+    ratio = ratio[np.isfinite(ratio)]
+    st2 = (paired_comparison(np.abs(np.log2(ratio)), np.ones_like(ratio), level=0.05)
+           if ratio.size else {})
+    verdicts = []
+    reading = (f"{v}, epsilon = {eps0:g}, {res['clip_reading']} clipping; 'close' = within "
+               "a factor of 2 per parameter")
+    context = (f"Per parameter, the median (over runs) of trace std / across-run spread is "
+               f"within a factor 2 for {int(np.sum(np.abs(np.log2(ratio)) < 1))} of "
+               f"{ratio.size} parameters.")
+    ev2 = {**ev, "per_parameter_median_ratio": ratio.tolist(), "test": st2}
+    if ratio.size:
+        verdicts.append(decide_by_tests(
+            claim, reading, "|log2(trace std / spread)| < 1 for a typical parameter",
+            p_holds=st2["p_stated_direction"], p_refutes=st2["p_opposite_direction"],
+            level=0.05, test=f"exact one-sided sign test over {ratio.size} parameters",
+            context=context, evidence=ev2, seed=seed))
+    else:
+        verdicts.append(undecided(claim, reading, "no parameter converged in any run (slope "
+                                  "threshold 0.05), so no ratio was tested.",
+                                  context=context, evidence=ev2, seed=seed))
+    reading = (f"{v}, epsilon = {eps0:g}, {res['clip_reading']} clipping; 'close' = MSE "
+               "below the paper's no-estimate baseline")
+    context = (f"Over converged coordinates ({conv.mean():.0%} of run x parameter pairs; "
+               f"slope threshold 0.05), the trace std differs from the across-run spread "
+               f"of the last iterates by MSE {mse:.3g} against {base_mse:.3g} for not "
+               f"estimating (the paper's baseline); median ratio trace std / spread "
+               f"{ev['ratio_trace_std_to_spread_median']:.2f}.")
+    if per_param.size:
+        verdicts.append(decide_by_tests(
+            claim, reading, "the trace std's MSE to the spread is below the no-estimate "
+            "baseline's, per parameter", p_holds=st_["p_stated_direction"],
+            p_refutes=st_["p_opposite_direction"], level=0.05,
+            test=f"exact one-sided sign test over {per_param.size} parameters",
+            context=context, evidence=ev, seed=seed))
+    else:
+        verdicts.append(undecided(claim, reading, "no parameter converged in any run (slope "
+                                  "threshold 0.05), so no MSE was tested.",
+                                  context=context, evidence=ev, seed=seed))
+    return verdicts
+
+

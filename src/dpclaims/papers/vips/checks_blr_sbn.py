@@ -119,7 +119,6 @@ from dpclaims.analysis.paired_tests import min_pairs
 from dpclaims.analysis.paired_tests import sign_test as _sign_test
 from dpclaims.claims import InputError, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, not_checkable
-from dpclaims.papers.figures import save_figure
 from dpclaims.papers.vips.catalogue import ACCURACY_CLAIMS as CLAIMS
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.experiment_blr_sbn import (
@@ -139,6 +138,7 @@ from dpclaims.papers.vips.experiment_blr_sbn import (
     run_blr_sigmas,
     sbn_setting,
 )
+from dpclaims.papers.vips.figures import plot_blr, plot_sbn
 
 PAPER = "VIPS (vips.txt)"
 
@@ -249,30 +249,6 @@ def paired_sizes_tests(better_by_size: dict, worse_by_size: dict,
         "min_pairs_for_level": min_pairs(level), "per_size": per}
 
 
-def _plot_blr(auc, sigmas, eps, full_auc, title, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
-    ax.boxplot([auc[:, k] for k in range(len(sigmas))], widths=0.5)
-    labels = []
-    for sigma in sigmas:
-        e = eps[f"{sigma:g}"]
-        labels.append(f"σ={sigma:g}\nnon-private" if sigma == 0 else
-                      f"σ={sigma:g}\nε={e['paper']:.3g} / {e['two-releases']:.3g}")
-    labels = [f"{lab}\nmean {auc[:, k].mean():.3f}" for k, lab in enumerate(labels)]
-    ax.set_xticks(range(1, len(sigmas) + 1), labels, fontsize=7)
-    if full_auc is not None:
-        ax.axhline(full_auc, color="k", ls="--", lw=0.8, label="full-batch VB (non-private)")
-        ax.legend(fontsize=7, loc="lower left")
-    ax.set_xlabel("noise multiplier σ (ε by the paper's reading / two releases per step)")
-    ax.set_ylabel("test AUC")
-    ax.set_title(title + "\nε: paper reading / two releases", fontsize=8)
-    save_figure(fig, path, dpi=110)
-
-
 def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
                        out_dir=None) -> tuple[list[Verdict], list[str]]:
     """``vips/blr-approaches-nonprivate``: test AUC of VIPS-BLR at sigma in {0, 1, 6, 12}.
@@ -320,9 +296,9 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        _plot_blr(res["auc"], BLR_SIGMAS, eps, full_auc,
-                  f"{data['name']}: N={res['N']}, d={res['d']}, S={res['S']}, "
-                  f"{b['blr_iterations']} steps, {b['blr_seeds']} seeds", out / BLR_FIGURE)
+        plot_blr(res["auc"], BLR_SIGMAS, eps, full_auc,
+                 f"{data['name']}: N={res['N']}, d={res['d']}, S={res['S']}, "
+                 f"{b['blr_iterations']} steps, {b['blr_seeds']} seeds", out / BLR_FIGURE)
         figures.append(BLR_FIGURE)
     auc_by = {f"{s:g}": _summary(res["auc"][:, k]) for k, s in enumerate(BLR_SIGMAS)}
     ev = {
@@ -375,32 +351,6 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
     return ran_on([v], data["which"]), figures
 
 
-def _plot_sbn(acc, setting, title, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sizes = list(setting)
-    fig, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 3.8), squeeze=False)
-    for ax, s in zip(axes[0], sizes, strict=True):
-        data = [acc[s][m] for m in SBN_METHODS]
-        ax.boxplot(data, widths=0.5)
-        ma, sc = np.asarray(acc[s]["MA"]), np.asarray(acc[s]["SC"])
-        for a, c in zip(ma, sc, strict=True):
-            ax.plot([2, 3], [a, c], color="0.6", lw=0.6)
-        nm = setting[s]["noise_multiplier"]
-        ax.set_xticks(range(1, len(SBN_METHODS) + 1),
-                      ["NP", "MA\nσ=1", f"SC\nσ={nm['SC']:.3g}",
-                       f"SC ampl.\nσ={nm['SC-amplified']:.3g}"], fontsize=7)
-        ax.set_title(f"S={setting[s]['S']}, steps={setting[s]['J']}, "
-                     f"ε={setting[s]['epsilon_MA']:.3g}, δ={SBN_DELTA:g}", fontsize=8)
-        ax.set_xlabel("method (noise multiplier)")
-        ax.set_ylabel("held-out prediction accuracy")
-    fig.suptitle(title, fontsize=8)
-    save_figure(fig, path, dpi=110)
-
-
 def _not_checkable(exc, seed, label) -> Verdict:
     return not_checkable(
         CLAIMS["sbn"], "MA vs SC on binarised digits",
@@ -409,6 +359,38 @@ def _not_checkable(exc, seed, label) -> Verdict:
         context="Install it with pip install 'dpclaims[vips]'.",
         evidence={"missing_extra": "vips", "missing_package": "scikit-learn",
                   "error": str(exc)}, seed=seed, budget=label)
+
+
+def _sbn_accuracies(data, hidden, sizes, setting, run_seeds) -> dict:
+    """Held-out accuracy per minibatch size (str), method and run seed, in that loop order."""
+    acc = {str(s): {m: [] for m in SBN_METHODS} for s in sizes}
+    for s in sizes:
+        st = setting[str(s)]
+        sigmas = {"NP": None, **st["noise_multiplier"]}
+        for rs in run_seeds:
+            for m in SBN_METHODS:
+                run = run_vips_sbn(data.train, hidden, n_iter=st["J"], batch_size=s,
+                                   sigma=sigmas[m], seed=rs, record_trace=False)
+                acc[str(s)][m].append(prediction_accuracy(data.test, run.params))
+    return acc
+
+
+def _sbn_base_evidence(data, hidden, sizes, b, setting, run_seeds, acc) -> dict:
+    """The evidence both SBN readings share: data, sizes, the privacy setting, accuracies."""
+    n_train = data.train.shape[0]
+    return {
+        "dataset": data.name, "source": data.source, "preprocessing": data.preprocessing,
+        "sizes": {"N_train": n_train, "N_test": int(data.test.shape[0]),
+                  "J_visible": int(data.n_visible), "K_hidden": hidden,
+                  "batch_sizes": list(sizes), "seeds": b["sbn_seeds"],
+                  "iterations_at_smallest_S": b["sbn_iterations"],
+                  "paper": ("binarised MNIST, N = 60,000, K in {50, 100}, S in {400, 800, "
+                            "1600, 3200}, one epoch, 10 seeds, 100 test images per seed")},
+        "sigma_MA": SBN_SIGMA, "delta_total": SBN_DELTA,
+        "delta_split": "delta'' = delta_total / 2, J delta' = delta_total / 2",
+        "per_size": setting, "run_seeds": run_seeds,
+        "accuracy": {s: {m: _summary(v) for m, v in d.items()} for s, d in acc.items()},
+    }
 
 
 def check_sbn_accuracy(budget: dict, seed: int,
@@ -457,35 +439,15 @@ def check_sbn_accuracy(budget: dict, seed: int,
     setting = sbn_setting(n_train, sizes, b["sbn_iterations"])
     run_seeds = [int(s.generate_state(1)[0])
                  for s in np.random.SeedSequence(seed).spawn(b["sbn_seeds"])]
-    acc = {str(s): {m: [] for m in SBN_METHODS} for s in sizes}
-    for s in sizes:
-        st = setting[str(s)]
-        sigmas = {"NP": None, **st["noise_multiplier"]}
-        for rs in run_seeds:
-            for m in SBN_METHODS:
-                run = run_vips_sbn(data.train, hidden, n_iter=st["J"], batch_size=s,
-                                   sigma=sigmas[m], seed=rs, record_trace=False)
-                acc[str(s)][m].append(prediction_accuracy(data.test, run.params))
+    acc = _sbn_accuracies(data, hidden, sizes, setting, run_seeds)
     figures = []
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        _plot_sbn(acc, setting, f"SBN on {data.name}: N={n_train}, 64 pixels, K={hidden}, "
-                  f"{b['sbn_seeds']} paired seeds", out / SBN_FIGURE)
+        plot_sbn(acc, setting, f"SBN on {data.name}: N={n_train}, 64 pixels, K={hidden}, "
+                 f"{b['sbn_seeds']} paired seeds", out / SBN_FIGURE)
         figures.append(SBN_FIGURE)
-    base = {
-        "dataset": data.name, "source": data.source, "preprocessing": data.preprocessing,
-        "sizes": {"N_train": n_train, "N_test": int(data.test.shape[0]),
-                  "J_visible": int(data.n_visible), "K_hidden": hidden,
-                  "batch_sizes": list(sizes), "seeds": b["sbn_seeds"],
-                  "iterations_at_smallest_S": b["sbn_iterations"],
-                  "paper": ("binarised MNIST, N = 60,000, K in {50, 100}, S in {400, 800, "
-                            "1600, 3200}, one epoch, 10 seeds, 100 test images per seed")},
-        "sigma_MA": SBN_SIGMA, "delta_total": SBN_DELTA,
-        "delta_split": "delta'' = delta_total / 2, J delta' = delta_total / 2",
-        "per_size": setting, "run_seeds": run_seeds,
-        "accuracy": {s: {m: _summary(v) for m, v in d.items()} for s, d in acc.items()},
-    }
+    base = _sbn_base_evidence(data, hidden, sizes, b, setting, run_seeds, acc)
     verdicts = []
     for reading, sc_name, amp_text in (
             ("no-amplification (verdict of record)", "SC",

@@ -107,13 +107,9 @@ from dpclaims.analysis.paired_tests import (
 )
 from dpclaims.claims import Claim, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, undecided
-from dpclaims.papers.figures import save_figure
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.catalogue import LDA_CLAIMS as CLAIMS
 from dpclaims.papers.vips.experiment_lda import (
-    DELTA,
-    LABELS,
-    METHODS,
     PAPER_NOISE_RATIO,
     SIGMA,
     _check_budget,
@@ -123,6 +119,7 @@ from dpclaims.papers.vips.experiment_lda import (
     run_lda_methods,
     word_frequency_perplexity,
 )
+from dpclaims.papers.vips.figures import plot_lda
 
 PAPER = "VIPS (vips.txt)"
 
@@ -189,29 +186,6 @@ def lda_verdict(claim: Claim, reading: str, better_name: str, worse_name: str, b
                            context=context, evidence=ev, seed=seed, budget=budget)
 
 
-def _plot(result: dict, wf: float, setting: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    it = result["iterations"]
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for name in METHODS:
-        tr = result["traces"][name]
-        line, = ax.plot(it, tr.mean(axis=0), label=LABELS[name])
-        ax.fill_between(it, tr.min(axis=0), tr.max(axis=0), color=line.get_color(), alpha=0.15)
-    ax.axhline(wf, color="k", ls="--", lw=1, label=LABELS["word-frequency"])
-    ax.set_yscale("log")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("held-out perplexity (upper bound)")
-    ax.set_title(f"{setting['corpus']}: D={setting['D_train']}, S={setting['S']}, "
-                 f"K={setting['K']}, sigma={SIGMA:g}, eps={setting['epsilon_MA']:.3g}, "
-                 f"delta={DELTA:g}", fontsize=8)
-    ax.legend(fontsize=7)
-    save_figure(fig, path, dpi=110)
-
-
 def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
                        out_dir=None) -> tuple[list[Verdict], list[str]]:
     """The three LDA accuracy claims of VIPS Sec. 4.3 on a reduced-size reproduction.
@@ -253,7 +227,7 @@ def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        _plot(result, wf, setting, out / FIGURE)
+        plot_lda(result, wf, setting, out / FIGURE)
         figures.append(FIGURE)
     base = {"setting": setting, "run_seeds": result["run_seeds"],
             "final_perplexity": {m: _summary(v) for m, v in final.items()},
