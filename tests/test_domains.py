@@ -22,7 +22,7 @@ from dpclaims.claims.checks.variant import validated
 from dpclaims.claims.claims_file import domain_from, load_claims_file
 from dpclaims.cli import main
 from dpclaims.property_tests.strategies import domain_records
-from dpclaims.testing import CheckBudget, check_mechanism_sensitivity
+from dpclaims.testing import VariantBudget, check_mechanism_sensitivity
 
 XY = Product(Ball(1, shape=(3,)), Box(-1, 1))  # x in the unit ball of R^3, y in [-1, 1]
 
@@ -160,7 +160,8 @@ class WeightedSum:
 
 @pytest.mark.parametrize(("claimed", "verdict"), [(1.0, "refuted"), (2.0, "inconclusive")])
 def test_property_test_finds_the_sensitivity_of_a_weighted_sum(claimed, verdict):
-    out = check_mechanism_sensitivity(WeightedSum(claimed), budget=CheckBudget(max_examples=150),
+    out = check_mechanism_sensitivity(WeightedSum(claimed),
+                                      budget=VariantBudget.for_tests(max_examples=150),
                                       seed=3)
     assert out.verdict == verdict, out.message
     if verdict == "refuted":

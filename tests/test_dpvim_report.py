@@ -1,5 +1,6 @@
 """DPVIm report: quotes, the analytic checks' verdicts, that they can fail, the runner."""
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from dpclaims.papers.dpvim import checks as dpvim
 from dpclaims.papers.dpvim import checks_experiments as dpvim_experiments
 from dpclaims.papers.dpvim import experiments as dpvim_runs
+from dpclaims.papers.dpvim.catalogue import BUDGETS as DPVIM_BUDGETS
 
 
 def test_every_dpvim_claim_is_quoted_exactly():
@@ -126,7 +128,8 @@ def test_ou_scaling_sgd_affine_in_sigma_squared_adam_not():
     claim; the former one, 0.6, failed on seeds 1 and 3 (0.36, 0.19): it tested the
     seed. At 60 runs SGD's slope left (1.7, 2.6) on 1 of 11 seeds (1.47), so the size
     stays."""
-    runs = dpvim_runs.run_scaling({"ou_runs": 120, "ou_steps": 1500}, seed=0)
+    runs = dpvim_runs.run_scaling(
+        dataclasses.replace(DPVIM_BUDGETS["smoke"], ou_runs=120, ou_steps=1500), seed=0)
     got = {x.reading.split()[0]: x for x in dpvim_experiments.check_ou_scaling(runs, 0)}
     sgd, adam = got["SGD"], got["Adam"]
     assert 1.7 < sgd.evidence["blocks"]["m"]["log_log_slope_top"] < 2.6
@@ -139,7 +142,7 @@ def test_ou_scaling_sgd_affine_in_sigma_squared_adam_not():
 
 
 def test_coverage_decides_from_clopper_pearson_per_coordinate():
-    cov = dpvim_runs.run_coverage(dpvim.BUDGETS["smoke"], 0)
+    cov = dpvim_runs.run_coverage(DPVIM_BUDGETS["smoke"], 0)
     verdicts, _ = dpvim_experiments.check_coverage(cov, 0)
     for v in verdicts:
         parts = v.evidence["basis"]["parts"]
@@ -169,3 +172,18 @@ def test_adult_loader_matches_the_papers_count():
     d, note = dpvim.load_dpvim_adult(data_dir)
     assert d.n_train == 30_162, note
     assert set(np.unique(d.y_train)) == {0.0, 1.0}
+
+
+def test_a_dict_budget_is_converted_to_the_typed_one():
+    """The runs and check_theory take the DpvimBudget; a dict (their former argument) is
+    converted field by field, the fields it lacks None."""
+    from dpclaims.claims import InputError
+    from dpclaims.papers.dpvim.catalogue import as_dpvim_budget
+
+    smoke = DPVIM_BUDGETS["smoke"]
+    assert as_dpvim_budget(smoke) is smoke
+    assert as_dpvim_budget(dpvim.BUDGETS["smoke"]) == dataclasses.replace(smoke, name="dict")
+    b = as_dpvim_budget({"ou_runs": 3, "ou_steps": 5})
+    assert (b.ou_runs, b.ou_steps, b.mc) == (3, 5, None)
+    with pytest.raises(InputError, match="DpvimBudget"):
+        as_dpvim_budget([3, 5])

@@ -237,7 +237,7 @@ def test_candidate_pairs_from_a_domain_alone_are_valid_and_reproducible():
 
 def test_the_pair_search_fits_a_classifier_once_on_the_chosen_pair(monkeypatch):
     from dpclaims.audits import scores
-    from dpclaims.testing import CheckBudget, audit_mechanism
+    from dpclaims.testing import VariantBudget, audit_mechanism
 
     fits = []
     real_fit = scores.ClassifierScore.fit
@@ -248,8 +248,9 @@ def test_the_pair_search_fits_a_classifier_once_on_the_chosen_pair(monkeypatch):
 
     monkeypatch.setattr(scores.ClassifierScore, "fit", counted)
     m = ZOO["svt_alg3"]()  # mixed outputs: auto chooses gradient boosting
-    out = audit_mechanism(m, budget=CheckBudget(n_trials=4_000, selection_trials=2_000,
-                                               n_random_pairs=2), seed=0)
+    out = audit_mechanism(m, budget=VariantBudget.for_tests(n_trials=4_000,
+                                                            selection_trials=2_000,
+                                                            n_random_pairs=2), seed=0)
     pilots = out.selection.pilots
     assert len(pilots) >= 3 and fits == [out.result.n_train // 2]
     assert not any("classifier" in p["score"].lower() or "boosting" in p["score"].lower()

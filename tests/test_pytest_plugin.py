@@ -193,9 +193,10 @@ def test_sensitivity_without_counterexample_is_inconclusive_not_holds():
     """A search that finds no counterexample certifies no bound: the verdict kernel's
     inconclusive, with the search's size; assert_not_refuted passes it."""
     from dpclaims.mechanisms import laplace
-    from dpclaims.testing import CheckBudget, assert_not_refuted, check_mechanism_sensitivity
+    from dpclaims.testing import VariantBudget, assert_not_refuted, check_mechanism_sensitivity
 
-    out = check_mechanism_sensitivity(laplace(), budget=CheckBudget(max_examples=40), seed=3)
+    out = check_mechanism_sensitivity(laplace(), budget=VariantBudget.for_tests(max_examples=40),
+                                      seed=3)
     assert out.verdict == "inconclusive"
     n = out.result.n_examples
     assert out.sentence.startswith("Inconclusive: a certified lower bound ")
@@ -259,10 +260,36 @@ def test_seed_from_node_id_is_stable_and_distinct():
         seed_from_node_id("t.py::test_a", -1)
 
 
+def test_check_budget_is_a_deprecated_alias_of_the_test_budget():
+    """CheckBudget (both old import places) warns and returns VariantBudget.for_tests(...),
+    positional arguments in its old order included; the plugin's defaults are unchanged."""
+    from dpclaims.claims.budgets import TEST_BUDGET, VariantBudget
+    from dpclaims.claims.checks import mechanism
+    from dpclaims.testing import CheckBudget
+
+    assert (TEST_BUDGET.n_trials, TEST_BUDGET.selection_trials, TEST_BUDGET.max_examples,
+            TEST_BUDGET.alpha, TEST_BUDGET.n_random_pairs, TEST_BUDGET.workers,
+            TEST_BUDGET.score) == (20_000, 2_000, 100, 0.05, 8, 1, None)
+    assert TEST_BUDGET.pilot_trials == 2_000
+    for alias in (CheckBudget, mechanism.CheckBudget):
+        with pytest.warns(DeprecationWarning, match="VariantBudget.for_tests"):
+            b = alias()
+        assert type(b) is VariantBudget and b == TEST_BUDGET
+        with pytest.warns(DeprecationWarning):
+            b = alias(1000, 500, 0.1, 7, 3, 2)
+        assert b == VariantBudget(n_trials=1000, selection_trials=500, alpha=0.1,
+                                  max_examples=7, n_random_pairs=3, workers=2)
+        with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="alpha"):
+            alias(alpha=1.5)
+    # check-variant's budget keeps its own defaults
+    assert (VariantBudget().n_trials, VariantBudget().selection_trials,
+            VariantBudget().max_examples) == (200_000, None, 300)
+
+
 def test_bad_arguments_raise():
     from dpclaims.mechanisms import laplace
     from dpclaims.testing import (
-        CheckBudget,
+        VariantBudget,
         assert_not_refuted,
         audit_mechanism,
         check_mechanism_sensitivity,
@@ -275,7 +302,7 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="empty list"):
         audit_mechanism(laplace(), where=[])
     with pytest.raises(ValueError, match="alpha"):
-        CheckBudget(alpha=1.5)
+        VariantBudget.for_tests(alpha=1.5)
 
     class NoQuery:
         name = "no-query"
@@ -289,6 +316,6 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="needs a `query"):
         check_mechanism_sensitivity(NoQuery())
     pair = laplace().neighbouring_pairs()[0]
-    r = audit_mechanism(NoQuery(), pair, budget=CheckBudget(n_trials=1000))
+    r = audit_mechanism(NoQuery(), pair, budget=VariantBudget.for_tests(n_trials=1000))
     # the release ignores the data: nothing to distinguish, the given pair is used as is
     assert r.pair is pair and r.selection is None and r.verdict == "inconclusive"

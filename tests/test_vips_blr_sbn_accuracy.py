@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from dpclaims.claims import VERDICTS, InputError
 from dpclaims.papers.vips import checks_blr_sbn as mod
+from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.checks_blr_sbn import (
     BLR_FIGURE,
     BUDGETS,
@@ -36,7 +38,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("figs")
-    budget = dict(BUDGETS["smoke"], name="smoke")
+    budget = VIPS_BUDGETS["smoke"]
     blr = check_blr_accuracy(budget, seed=0, out_dir=out)
     sbn = check_sbn_accuracy(budget, seed=0, out_dir=out)
     return out, blr, sbn
@@ -217,6 +219,12 @@ def test_smoke_sbn_verdict_is_the_kernels(smoke):
 
 
 def test_bad_budgets():
+    smoke = VIPS_BUDGETS["smoke"]
+    with pytest.raises(InputError, match="trend test"):
+        check_blr_accuracy(dataclasses.replace(smoke, blr_seeds=1), 0)
+    with pytest.raises(InputError, match="sbn_iterations"):
+        check_sbn_accuracy(dataclasses.replace(smoke, sbn_iterations=0), 0)
+    # the former argument, a dict, is still accepted and validated
     with pytest.raises(InputError):
         check_blr_accuracy({"blr_seeds": 1, "blr_iterations": 5}, 0)
     with pytest.raises(InputError):
@@ -224,7 +232,7 @@ def test_bad_budgets():
     with pytest.raises(InputError):
         check_sbn_accuracy({"sbn_seeds": 3, "sbn_iterations": 0}, 0)
     with pytest.raises(InputError):
-        check_blr_accuracy(BUDGETS["smoke"], 0, data_dir="/nonexistent/folder")
+        check_blr_accuracy(smoke, 0, data_dir="/nonexistent/folder")
 
 
 def test_sbn_without_sklearn_is_not_checkable(monkeypatch):
@@ -232,7 +240,7 @@ def test_sbn_without_sklearn_is_not_checkable(monkeypatch):
         raise ImportError("load_digits_binary needs scikit-learn: install the `vips` extra")
 
     monkeypatch.setattr(mod, "load_digits_binary", missing)
-    verdicts, figures = check_sbn_accuracy(BUDGETS["smoke"], 0, out_dir=None)
+    verdicts, figures = check_sbn_accuracy(VIPS_BUDGETS["smoke"], 0, out_dir=None)
     assert figures == [] and len(verdicts) == 1
     v = verdicts[0]
     assert v.verdict == "not-checkable" and "vips" in v.sentence

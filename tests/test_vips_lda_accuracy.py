@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from dpclaims.analysis.accounting import Sampling, account, calibrate_noise_multiplier
 from dpclaims.analysis.paired_tests import min_pairs, paired_comparison
 from dpclaims.claims import VERDICTS, InputError
+from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.checks_lda import (
     BUDGETS,
     CLAIMS,
@@ -145,8 +147,7 @@ def test_statements_are_quoted_exactly():
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("lda")
-    verdicts, figures = check_lda_accuracy({**BUDGETS["smoke"], "name": "smoke"}, 0,
-                                           out_dir=out)
+    verdicts, figures = check_lda_accuracy(VIPS_BUDGETS["smoke"], 0, out_dir=out)
     return verdicts, figures, out
 
 
@@ -183,9 +184,28 @@ def test_smoke_figure_written(smoke):
 
 
 def test_bad_budget_and_data_dir():
+    smoke = VIPS_BUDGETS["smoke"]
+    with pytest.raises(InputError, match="lda_seeds"):
+        check_lda_accuracy(dataclasses.replace(smoke, lda_seeds=0), 0)
+    with pytest.raises(InputError, match="lda_epochs"):
+        check_lda_accuracy(dataclasses.replace(smoke, lda_epochs=1.5), 0)
+    with pytest.raises(InputError, match="VipsBudget"):
+        check_lda_accuracy([2, 1], 0)
+    # the former argument, a dict, is still accepted and validated
     with pytest.raises(InputError):
         check_lda_accuracy({"lda_seeds": 0, "lda_epochs": 1}, 0)
     with pytest.raises(InputError):
         check_lda_accuracy({"lda_seeds": 2}, 0)
     with pytest.raises(InputError):
-        check_lda_accuracy(BUDGETS["smoke"], 0, data_dir="/nonexistent/dpclaims-data")
+        check_lda_accuracy(smoke, 0, data_dir="/nonexistent/dpclaims-data")
+
+
+def test_a_dict_budget_is_converted_to_the_typed_one():
+    from dpclaims.papers.vips.catalogue import as_vips_budget
+
+    keys = ("lda_seeds", "lda_epochs")
+    b = as_vips_budget(BUDGETS["smoke"], keys)
+    assert b.name == "lda_seeds=2, lda_epochs=1"
+    assert (b.lda_seeds, b.lda_epochs) == (2, 1) and b.examples is None
+    assert as_vips_budget({**BUDGETS["smoke"], "name": "smoke"}, keys).name == "smoke"
+    assert as_vips_budget(VIPS_BUDGETS["smoke"], keys) == VIPS_BUDGETS["smoke"]

@@ -24,7 +24,8 @@ Fixtures
     and a search refutes a bound but cannot certify one). ``where``: a record domain, a
     hypothesis strategy of pairs, or None.
 ``dpclaims_budget``
-    The session's :class:`~dpclaims.testing.CheckBudget`.
+    The session's :class:`~dpclaims.claims.budgets.VariantBudget`
+    (``VariantBudget.for_tests(...)``).
 
 Both verdicts come from the verdict kernel (:mod:`dpclaims.claims.kernel`), as in
 ``dpclaims check-variant``; an outcome's ``sentence`` is the kernel's. Pass an outcome
@@ -107,14 +108,15 @@ def _settings(config) -> dict:
 
 @pytest.fixture(scope="session")
 def dpclaims_budget(pytestconfig):
-    """The session's :class:`dpclaims.testing.CheckBudget` (from the options above)."""
-    from dpclaims.claims.checks.mechanism import CheckBudget
+    """The session's :class:`dpclaims.claims.budgets.VariantBudget` (from the options above)."""
+    from dpclaims.claims.budgets import VariantBudget
 
     s = _settings(pytestconfig)
     try:
-        return CheckBudget(n_trials=s["trials"], selection_trials=s["selection_trials"],
-                           alpha=s["alpha"], max_examples=s["max_examples"],
-                           n_random_pairs=s["random_pairs"], workers=s["workers"])
+        return VariantBudget.for_tests(
+            n_trials=s["trials"], selection_trials=s["selection_trials"], alpha=s["alpha"],
+            max_examples=s["max_examples"], n_random_pairs=s["random_pairs"],
+            workers=s["workers"])
     except ValueError as exc:
         raise pytest.UsageError(f"dpclaims options: {exc}") from None
 

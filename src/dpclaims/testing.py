@@ -4,7 +4,8 @@ A facade: the checks live in :mod:`dpclaims.claims.checks.mechanism` (shared wit
 ``dpclaims check-variant``), and no module of dpclaims imports this one.
 :mod:`dpclaims.pytest_plugin` gives every test two fixtures, ``audit`` and
 ``check_sensitivity``, which call :func:`audit_mechanism` and
-:func:`check_mechanism_sensitivity` with the session's :class:`CheckBudget` and a
+:func:`check_mechanism_sensitivity` with the session's :class:`VariantBudget`
+(``VariantBudget.for_tests(...)``; ``CheckBudget`` is its deprecated former name) and a
 seed derived from the test's node id (:func:`seed_from_node_id`). Both return a
 value with a ``verdict``, decided by the verdict kernel (:mod:`dpclaims.claims.kernel`),
 its ``sentence`` and a ``message``: ``refuted`` or ``inconclusive``, never ``holds`` (an
@@ -43,6 +44,7 @@ from dpclaims.audits.mechanism import (
     remove_one,
     replace_one,
 )
+from dpclaims.claims.budgets import TEST_BUDGET, VariantBudget
 from dpclaims.claims.checks.mechanism import (
     AuditOutcome,
     CheckBudget,
@@ -60,7 +62,8 @@ from dpclaims.property_tests.strategies import (
 )
 
 __all__ = [
-    "CheckBudget", "AuditOutcome", "SensitivityOutcome", "audit_mechanism",
+    "VariantBudget", "TEST_BUDGET", "CheckBudget", "AuditOutcome", "SensitivityOutcome",
+    "audit_mechanism",
     "check_mechanism_sensitivity", "assert_not_refuted", "seed_from_node_id",
     "neighbouring_datasets", "domain_records", "records", "replace_one_pairs",
     "Box", "Ball", "FiniteSet", "Product", "n_records", "add_record", "remove_record",

@@ -1,13 +1,16 @@
 """The effort of the check commands, validated without importing the checks.
 
 :class:`VariantBudget` is what ``check-variant`` and ``check`` spend: audit trials,
-hypothesis examples, the audit's significance. It lives apart from the checks so
+hypothesis examples, the audit's significance; :meth:`VariantBudget.for_tests`
+(:data:`TEST_BUDGET`) is the smaller one of the checks run inside a test (the pytest
+plugin's ``--dpclaims-*`` options, :mod:`dpclaims.testing`). It lives apart from the checks so
 that the command line can refuse a bad option within a fraction of a second, before
 the audit engine and the accountants are imported.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 from dpclaims.analysis.validation import check_count, check_fits_in_memory, check_probability
@@ -17,10 +20,16 @@ from dpclaims.analysis.validation import check_count, check_fits_in_memory, chec
 #: scores alone exceed the machine's physical memory is refused before any work.
 MIN_BYTES_PER_TRIAL = 2 * 8
 
+#: The defaults of the checks run inside a test (:meth:`VariantBudget.for_tests`): an
+#: audit of 20,000 trials with 2,000 pilot trials a candidate pair, 100 hypothesis
+#: examples; the other fields keep :class:`VariantBudget`'s defaults.
+TEST_DEFAULTS = {"n_trials": 20_000, "selection_trials": 2_000, "max_examples": 100}
+
 
 @dataclass(frozen=True)
 class VariantBudget:
-    """Effort of :func:`dpclaims.claims.checks.variant.check_variant` and of ``dpclaims check``.
+    """Effort of :func:`dpclaims.claims.checks.variant.check_variant`, of ``dpclaims check``
+    and (:meth:`for_tests`) of the checks run inside a test.
 
     Attributes
     ----------
@@ -68,6 +77,17 @@ class VariantBudget:
                 raise ValueError(f"unknown score {self.score!r}; known scores: "
                                  f"{', '.join(SCORE_NAMES)}")
 
+    @classmethod
+    def for_tests(cls, **overrides) -> VariantBudget:
+        """The budget of the checks run inside a test: :data:`TEST_DEFAULTS`, then ``overrides``.
+
+        The pytest plugin's defaults (``--dpclaims-trials`` 20,000,
+        ``--dpclaims-selection-trials`` 2,000, ``--dpclaims-max-examples`` 100); the
+        budget that :func:`dpclaims.testing.audit_mechanism` and
+        :func:`~dpclaims.testing.check_mechanism_sensitivity` use when given none.
+        """
+        return cls(**{**TEST_DEFAULTS, **overrides})
+
     @property
     def pilot_trials(self) -> int:
         return self.selection_trials or max(2_000, self.n_trials // 10)
@@ -76,3 +96,34 @@ class VariantBudget:
         return {"n_trials": self.n_trials, "max_examples": self.max_examples,
                 "alpha": self.alpha, "selection_trials": self.pilot_trials,
                 "n_random_pairs": self.n_random_pairs, "score": self.score or "auto"}
+
+
+#: The budget of the checks run inside a test (``VariantBudget.for_tests()``).
+TEST_BUDGET = VariantBudget.for_tests()
+
+
+def CheckBudget(n_trials: int = 20_000, selection_trials: int = 2_000, alpha: float = 0.05,  # noqa: N802
+                max_examples: int = 100, n_random_pairs: int = 8,
+                workers: int = 1) -> VariantBudget:
+    """Deprecated: ``VariantBudget.for_tests(...)``, the same fields and defaults.
+
+    The former budget type of the checks run inside a test, kept so that old imports
+    (``dpclaims.testing.CheckBudget``, ``dpclaims.claims.checks.mechanism.CheckBudget``)
+    and calls (positional arguments in its old order included) keep working.
+
+    Warns
+    -----
+    DeprecationWarning
+        Always.
+
+    Returns
+    -------
+    VariantBudget
+        ``VariantBudget.for_tests()`` with the given fields.
+    """
+    warnings.warn("CheckBudget is deprecated; use dpclaims.claims.budgets.VariantBudget."
+                  "for_tests(...) (the same fields and defaults)", DeprecationWarning,
+                  stacklevel=2)
+    return VariantBudget.for_tests(n_trials=n_trials, selection_trials=selection_trials,
+                                   alpha=alpha, max_examples=max_examples,
+                                   n_random_pairs=n_random_pairs, workers=workers)

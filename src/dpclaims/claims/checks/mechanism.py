@@ -2,7 +2,8 @@
 
 :mod:`dpclaims.pytest_plugin` gives every test two fixtures, ``audit`` and
 ``check_sensitivity``, which call :func:`audit_mechanism` and
-:func:`check_mechanism_sensitivity` with the session's :class:`CheckBudget` and a
+:func:`check_mechanism_sensitivity` with the session's
+:class:`~dpclaims.claims.budgets.VariantBudget` (``VariantBudget.for_tests(...)``) and a
 seed derived from the test's node id (:func:`seed_from_node_id`). Both return a
 value with a ``verdict``, decided by the verdict kernel (:mod:`dpclaims.claims.kernel`,
 through :func:`~dpclaims.claims.checks.bounds.audit_verdict` and
@@ -24,8 +25,9 @@ bound that holds with probability >= 1 - alpha whatever the mechanism). Every ch
 the mechanism's capabilities once
 (:func:`~dpclaims.audits.mechanism.validate_mechanism`,
 :mod:`dpclaims.audits.capabilities`). Only the budget differs: a test-sized one
-(:class:`CheckBudget`), enough to refute a large bug (half the Laplace noise) in well
-under a second, not to certify a small one.
+(:data:`~dpclaims.claims.budgets.TEST_BUDGET`, ``VariantBudget.for_tests()``; the
+deprecated name :func:`CheckBudget` returns one), enough to refute a large bug (half the
+Laplace noise) in well under a second, not to certify a small one.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from dpclaims.analysis.domains import Ball, Box, FiniteSet, Product, check_domain
-from dpclaims.analysis.validation import check_count, check_probability
+from dpclaims.analysis.validation import check_count
 from dpclaims.audits.capabilities import read_mechanism
 from dpclaims.audits.core import AuditResult, audit
 from dpclaims.audits.mechanism import (
@@ -55,53 +57,11 @@ from dpclaims.audits.search import (
     derived_seed,
     select_pair,
 )
+from dpclaims.claims.budgets import TEST_BUDGET, CheckBudget, VariantBudget  # noqa: F401
 from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
 from dpclaims.claims.core import Claim
 from dpclaims.property_tests.sensitivity import SensitivityCheck, check_sensitivity
 from dpclaims.property_tests.strategies import domain_records, neighbouring_datasets
-
-
-@dataclass(frozen=True)
-class CheckBudget:
-    """Effort of the checks run inside a test (the plugin's ``--dpclaims-*`` options).
-
-    Attributes
-    ----------
-    n_trials : int, default 20,000
-        Outputs per dataset of the final audit (>= 2); the certificate rests on
-        the 80 % held out from the threshold's training split.
-    selection_trials : int, default 2,000
-        Pilot outputs per dataset and candidate pair when a pair is searched (>= 2).
-    alpha : float, default 0.05
-        The audit's significance: a correct mechanism is refuted with probability
-        at most alpha per audit (the certificate's guarantee), in (0, 1).
-    max_examples : int, default 100
-        Hypothesis examples of the sensitivity property test (>= 1).
-    n_random_pairs : int, default 8
-        Pairs drawn at random from a record domain for the pair search (>= 0).
-    workers : int, default 1
-        Processes for the audit's trial blocks (results do not depend on it).
-
-    Raises
-    ------
-    ValueError
-        A count below its minimum, alpha outside (0, 1).
-    """
-
-    n_trials: int = 20_000
-    selection_trials: int = 2_000
-    alpha: float = 0.05
-    max_examples: int = 100
-    n_random_pairs: int = 8
-    workers: int = 1
-
-    def __post_init__(self):
-        check_count(self.n_trials, "n_trials", minimum=2)
-        check_count(self.selection_trials, "selection_trials", minimum=2)
-        check_probability(self.alpha, "alpha")
-        check_count(self.max_examples, "max_examples")
-        check_count(self.n_random_pairs, "n_random_pairs", minimum=0)
-        check_count(self.workers, "workers")
 
 
 def seed_from_node_id(node_id: str, base_seed: int = 0, call: int = 0) -> int:
@@ -188,7 +148,7 @@ class AuditOutcome:
     seed : int
         The audit's seed: ``audit_mechanism(..., seed=seed)`` (or the fixture's
         ``seed=``) with the same budget reproduces every number.
-    budget : CheckBudget
+    budget : VariantBudget
         The budget it ran with.
     result : AuditResult
         Everything :func:`~dpclaims.audits.core.audit` returned (estimates, counts,
@@ -206,7 +166,7 @@ class AuditOutcome:
     epsilon_lower_bound: float
     pair: NeighbouringPair
     seed: int
-    budget: CheckBudget
+    budget: VariantBudget
     result: AuditResult
     selection: PairSelection | None = None
     sentence: str = ""
@@ -361,7 +321,7 @@ def select_and_audit(mechanism, pairs, *, n_trials: int, selection_trials: int, 
     return selection, r
 
 
-def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
+def audit_mechanism(mechanism, where=None, *, budget: VariantBudget | None = None,
                     seed: int = 0, score=None) -> AuditOutcome:
     """Audit ``mechanism``'s privacy claim as ``dpclaims check-variant`` does, on a test budget.
 
@@ -378,8 +338,8 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
         candidates :func:`~dpclaims.audits.search.candidate_pairs` builds from it
         (and from the mechanism's ``data`` and ``neighbouring_pairs()``), then
         selected. None: the same from the mechanism's own attributes.
-    budget : CheckBudget, optional
-        Default ``CheckBudget()``.
+    budget : VariantBudget, optional
+        Default :data:`~dpclaims.claims.budgets.TEST_BUDGET` (``VariantBudget.for_tests()``).
     seed : int, default 0
         Candidate pairs are drawn with ``derived_seed(seed, 6)``, pilot j with
         ``derived_seed(seed, 5, j)``, the final audit with ``seed``: as in
@@ -407,7 +367,7 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
     TypeError
         ``where`` of another type.
     """
-    budget = CheckBudget() if budget is None else budget
+    budget = TEST_BUDGET if budget is None else budget
     mechanism = validate_mechanism(mechanism)
     score = score or mechanism.score
     selection = None
@@ -436,7 +396,7 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
                             f"(Box, Ball, FiniteSet, Product) or None, got {type(where).__name__}")
         selection, r = select_and_audit(
             mechanism, pairs, n_trials=budget.n_trials,
-            selection_trials=budget.selection_trials, alpha=budget.alpha, score=score,
+            selection_trials=budget.pilot_trials, alpha=budget.alpha, score=score,
             seed=seed, workers=budget.workers)
         pair = selection.pair
         if selection.n_candidates == 1:
@@ -450,7 +410,7 @@ def audit_mechanism(mechanism, where=None, *, budget: CheckBudget | None = None,
                         budget, r, selection, sentence=v.sentence)
 
 
-def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | None = None,
+def check_mechanism_sensitivity(mechanism, where=None, *, budget: VariantBudget | None = None,
                                 seed: int = 0) -> SensitivityOutcome:
     """Property test of ``mechanism``'s claimed sensitivity, as ``dpclaims check-variant``'s.
 
@@ -473,7 +433,8 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
         mechanism's ``records`` strategy or ``candidates`` (default: the records of
         its ``data``); the pairs are built around the mechanism's ``data`` when it
         has one, else drawn whole (1 to 8 records).
-    budget : CheckBudget, optional
+    budget : VariantBudget, optional
+        Default :data:`~dpclaims.claims.budgets.TEST_BUDGET` (``VariantBudget.for_tests()``).
         Its ``max_examples`` is the hypothesis budget.
     seed : int, default 0
         Seeds the search (same seed, same examples).
@@ -493,7 +454,7 @@ def check_mechanism_sensitivity(mechanism, where=None, *, budget: CheckBudget | 
     InvalidMechanismError
         Not a mechanism (a TypeError and a ValueError).
     """
-    budget = CheckBudget() if budget is None else budget
+    budget = TEST_BUDGET if budget is None else budget
     mechanism = validate_mechanism(mechanism)
     sens, query = mechanism.sensitivity, mechanism.query
     if sens is None or query is None:

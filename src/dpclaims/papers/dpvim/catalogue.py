@@ -10,9 +10,9 @@ reports are in :mod:`dpclaims.papers.dpvim.privacy_numbers`. The checks are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-from dpclaims.claims import Claim
+from dpclaims.claims import Claim, InputError
 from dpclaims.claims.paper import Budget
 from dpclaims.papers.dpvim.privacy_numbers import DPVIM_PAPER
 
@@ -44,6 +44,25 @@ class DpvimBudget(Budget):
     clip_readings: tuple
     audit_trials: int
     catalogue: int
+
+
+
+def as_dpvim_budget(budget) -> DpvimBudget:
+    """``budget`` as a :class:`DpvimBudget`: as is, or a dict (the former argument of the
+    checks and runs, still accepted) converted, its entries becoming the fields (those it
+    lacks None; a run reads only its own) and its name ``"dict"`` unless it gives one.
+
+    Raises
+    ------
+    InputError
+        Neither a DpvimBudget nor a dict.
+    """
+    if isinstance(budget, DpvimBudget):
+        return budget
+    if isinstance(budget, dict):
+        return DpvimBudget(**{f.name: budget.get(f.name) for f in fields(DpvimBudget)
+                              if f.name != "name"}, name=budget.get("name") or "dict")
+    raise InputError(f"budget must be a DpvimBudget (or a dict), got {budget!r}")
 
 
 BUDGETS = {

@@ -69,7 +69,7 @@ from dpclaims.claims.kernel import (
 )
 from dpclaims.claims.paper import PaperResult, RunContext
 from dpclaims.papers.dpvim.catalogue import BUDGETS as DPVIM_BUDGETS
-from dpclaims.papers.dpvim.catalogue import CLAIMS
+from dpclaims.papers.dpvim.catalogue import CLAIMS, DpvimBudget, as_dpvim_budget
 from dpclaims.papers.dpvim.privacy_numbers import DPVIM_PAPER, ENTRIES
 from dpclaims.property_tests.sensitivity import check_sensitivity
 
@@ -911,16 +911,18 @@ def check_adult_steps() -> list[Verdict]:
                    evidence={"steps": float(steps)}, seed=None)]
 
 
-def check_theory(budget: dict, seed: int) -> list[Verdict]:
-    """Every analytic DPVIm claim above, at ``budget`` (keys ``examples``, ``mc``)."""
-    ex = budget["examples"]
+def check_theory(budget: DpvimBudget | dict, seed: int) -> list[Verdict]:
+    """Every analytic DPVIm claim above, at ``budget`` (fields read ``examples``, ``mc``; a
+    dict, the former argument, is converted: :func:`~.catalogue.as_dpvim_budget`)."""
+    budget = as_dpvim_budget(budget)
+    ex = budget.examples
     out = []
     out += check_aligned_identity(ex, seed)
     out += check_corollary31(ex, seed)
     out += check_alg2_sensitivity(ex, seed)
-    out += check_thm31(budget["mc"], seed)
+    out += check_thm31(budget.mc, seed)
     out += check_eq12(seed)
-    out += check_fisher_blocks(10 * budget["mc"], seed)
+    out += check_fisher_blocks(10 * budget.mc, seed)
     out += check_e1(seed)
     out += check_alg_j1(seed)
     out += check_adult_steps()
@@ -929,7 +931,8 @@ def check_theory(budget: dict, seed: int) -> list[Verdict]:
 
 # ---------------------------------------------------------------------------- runner
 
-# the checks read the budget as a dict (dpclaims.papers.dpvim.catalogue.BUDGETS)
+# the budgets as dicts: the former argument of the checks and runs, which now take
+# dpclaims.papers.dpvim.catalogue.BUDGETS[name] itself (a dict is still converted)
 BUDGETS = {name: b.values() for name, b in DPVIM_BUDGETS.items()}
 
 
@@ -982,17 +985,16 @@ def run_dpvim_audit(ctx: RunContext) -> PaperResult:
     from dpclaims.papers.dpvim.experiments import run_adult, run_coverage, run_scaling
 
     budget_name = budget.name
-    b = budget.values()
     verdicts, figs = [], []
     timed = ctx.timer
     timings = timed.timings
 
     synthetic = "none: synthetic data drawn from the seed"
     verdicts += ran_on(timed("identities, theorem 3.1, Fisher, eq. 12",
-                             lambda: check_theory(b, seed)), synthetic)
-    runs = timed("OU runs", lambda: run_scaling(b, seed))
+                             lambda: check_theory(budget, seed)), synthetic)
+    runs = timed("OU runs", lambda: run_scaling(budget, seed))
     verdicts += ran_on(check_ou_scaling(runs, seed) + check_averaging(runs, seed), synthetic)
-    cov = timed("coverage runs", lambda: run_coverage(b, seed))
+    cov = timed("coverage runs", lambda: run_coverage(budget, seed))
     v, f = timed("coverage", lambda: check_coverage(cov, seed, out_dir))
     verdicts += ran_on(v, synthetic)
     figs += f
@@ -1001,7 +1003,7 @@ def run_dpvim_audit(ctx: RunContext) -> PaperResult:
     except (FileNotFoundError, ValueError) as exc:
         raise InputError(str(exc)) from exc
     for reading in budget.clip_readings:
-        res = timed(f"Fig. 5 runs ({reading})", lambda r=reading: run_adult(data, b, seed, r))
+        res = timed(f"Fig. 5 runs ({reading})", lambda r=reading: run_adult(data, budget, seed, r))
         v, f = check_adult(res, seed, out_dir)
         for x in v:
             x.evidence["data_note"] = note
@@ -1021,5 +1023,6 @@ def run_dpvim_audit(ctx: RunContext) -> PaperResult:
                  "text": ("Reduced-size reproduction; the sizes are in each verdict's "
                           f"evidence. Fig. 5 data: {note}."), "figures": figs}] if figs else []
     meta = {"paper": "dpvim", "seed": seed, "budget": budget_name,
-            "budget_values": {k: list(v) if isinstance(v, tuple) else v for k, v in b.items()}}
+            "budget_values": {k: list(v) if isinstance(v, tuple) else v
+                              for k, v in budget.values().items()}}
     return PaperResult(verdicts, sections, meta, timings)

@@ -17,6 +17,7 @@ from dpclaims.algorithms.dpvi.dpvi import (
     simulate_app_j,
     vi_optimum,
 )
+from dpclaims.papers.dpvim.catalogue import DpvimBudget, as_dpvim_budget
 
 BOOTSTRAP = 2000
 
@@ -39,10 +40,15 @@ SIGMAS = (0.5, 1.0, 2.0, 4.0)
 OPTIMISERS = {"sgd": 0.05, "adam": 0.01}
 
 
-def run_scaling(budget: dict, seed: int):
-    """Runs at each sigma and optimiser, started at xi*; returns a dict of traces."""
+def run_scaling(budget: DpvimBudget | dict, seed: int):
+    """Runs at each sigma and optimiser, started at xi*; returns a dict of traces.
+
+    ``budget``: fields read ``ou_runs``, ``ou_steps`` (a dict is converted,
+    :func:`~dpclaims.papers.dpvim.catalogue.as_dpvim_budget`).
+    """
+    budget = as_dpvim_budget(budget)
     x, y, model, fam, xi_star, info = conjugate_testbed(seed)
-    n_runs, steps = budget["ou_runs"], budget["ou_steps"]
+    n_runs, steps = budget.ou_runs, budget.ou_steps
     clip = 20.0
     out = {"xi_star": xi_star, "info": info, "clip": clip, "runs": n_runs, "steps": steps,
            "traces": {}, "clip_fraction": {}}
@@ -61,13 +67,20 @@ def run_scaling(budget: dict, seed: int):
 NOMINAL = 0.9
 
 
-def run_coverage(budget: dict, seed: int):
-    """Aligned DPVI with Adam from the paper's initialisation (sigma_q = 1, m = 0)."""
-    x, y, model, fam, xi_star, info = conjugate_testbed(seed, n=budget["cover_n"])
+def run_coverage(budget: DpvimBudget | dict, seed: int):
+    """Aligned DPVI with Adam from the paper's initialisation (sigma_q = 1, m = 0).
+
+    ``budget``: fields read ``cover_n``, ``cover_steps``, ``cover_runs``; a dict is
+    converted (:func:`~dpclaims.papers.dpvim.catalogue.as_dpvim_budget`), and only a dict
+    sets the optional ``cover_init_std`` (default 0.01, as for a DpvimBudget).
+    """
+    init_std = budget.get("cover_init_std", 0.01) if isinstance(budget, dict) else 0.01
+    budget = as_dpvim_budget(budget)
+    x, y, model, fam, xi_star, info = conjugate_testbed(seed, n=budget.cover_n)
     cfg = DPVIConfig(variant="aligned", clip=20.0, noise_multiplier=4.0,
-                     steps=budget["cover_steps"], batch_size=50, optimiser="adam", lr=0.01,
-                     init_std=budget.get("cover_init_std", 0.01))
-    r = run_dpvi(model, x, y, cfg, n_runs=budget["cover_runs"], seed=seed + 99)
+                     steps=budget.cover_steps, batch_size=50, optimiser="adam", lr=0.01,
+                     init_std=init_std)
+    r = run_dpvi(model, x, y, cfg, n_runs=budget.cover_runs, seed=seed + 99)
     return {"trace": r.trace, "xi_star": xi_star, "family": fam, "config": cfg, "info": info,
             "clip_fraction": float(r.clip_fraction.mean())}
 
@@ -107,15 +120,18 @@ CLIP_READINGS = {
 }
 
 
-def run_adult(data, budget: dict, seed: int, clip_reading: str = "table-f1"):
+def run_adult(data, budget: DpvimBudget | dict, seed: int, clip_reading: str = "table-f1"):
     """All five mean-field variants at each epsilon; returns errors and traces.
 
     sigma_q is initialised to 1 (the UKB experiments' value; the paper does not state
     Adult's), m_q to 0; Adam; q = 0.01; delta = 1/N (App. F); sigma_DP calibrated with
     the PLD accountant for Poisson sampling, add-remove (the paper's Fourier accountant).
+    ``budget``: fields read ``adult_steps``, ``adult_eps``, ``adult_lr``, ``adult_runs``
+    (a dict is converted, :func:`~dpclaims.papers.dpvim.catalogue.as_dpvim_budget`).
     """
     from dpclaims.analysis.accounting import Sampling, calibrate_noise_multiplier
 
+    budget = as_dpvim_budget(budget)
     x, y = data.x_train, data.y_train
     model, fam = LogisticRegression(), MeanField(x.shape[1])
     xi_star = vi_optimum(model, fam, x, y)
@@ -125,24 +141,24 @@ def run_adult(data, budget: dict, seed: int, clip_reading: str = "table-f1"):
                          f"{clip_reading!r}")
     clips = (dict(TABLE_F1_CLIP) if clip_reading == "table-f1"
              else clip_thresholds(x, y, xi_star, variants, seed))
-    n, q, steps = x.shape[0], 0.01, budget["adult_steps"]
+    n, q, steps = x.shape[0], 0.01, budget.adult_steps
     batch = max(1, round(q * n))
     delta = 1.0 / n
     out = {"xi_star": xi_star, "clips": clips, "clip_reading": clip_reading, "n": n, "q": q,
            "steps": steps, "delta": delta, "sigma": {}, "final": {}, "traces": {},
            "data": data.name}
-    for i, eps in enumerate(budget["adult_eps"]):
+    for i, eps in enumerate(budget.adult_eps):
         sigma = calibrate_noise_multiplier(
             eps, delta, Sampling("poisson", dataset_size=n, batch_size=batch, steps=steps),
             relation="add-remove", accountant="dp_accounting-pld")
         out["sigma"][eps] = sigma
         for j, v in enumerate(variants):
             cfg = DPVIConfig(variant=v, clip=clips[v], noise_multiplier=sigma, steps=steps,
-                             batch_size=batch, optimiser="adam", lr=budget["adult_lr"],
+                             batch_size=batch, optimiser="adam", lr=budget.adult_lr,
                              init_std=1.0, record_every=max(1, steps // 400))
-            r = run_dpvi(model, x, y, cfg, n_runs=budget["adult_runs"],
+            r = run_dpvi(model, x, y, cfg, n_runs=budget.adult_runs,
                          seed=seed * 7919 + 100 * i + j)
             out["final"][(eps, v)] = r.final
-            if eps == budget["adult_eps"][0]:
+            if eps == budget.adult_eps[0]:
                 out["traces"][v] = r.trace
     return out

@@ -11,9 +11,9 @@ BLR / SBN accuracy statements (:data:`ACCURACY_CLAIMS`), with the readings of si
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
-from dpclaims.claims import Claim
+from dpclaims.claims import Claim, InputError
 from dpclaims.claims.paper import Budget
 
 PAPER = "VIPS (vips.txt)"
@@ -39,6 +39,39 @@ class VipsBudget(Budget):
     blr_iterations: int
     sbn_seeds: int
     sbn_iterations: int
+
+
+def as_vips_budget(budget, keys) -> VipsBudget:
+    """``budget`` as a :class:`VipsBudget`, its ``keys`` validated (integers >= 1).
+
+    The accuracy checks take the typed budget (``BUDGETS[name]``, or
+    ``dataclasses.replace`` of one); a dict (their former argument, still accepted from
+    callers outside the package) is converted: its entries become the fields (those it
+    lacks are None; only ``keys`` are read), and without a ``name`` the name is the
+    ``keys`` with their values (``"lda_seeds=2, lda_epochs=1"``), as the verdicts record it.
+
+    Raises
+    ------
+    InputError
+        Neither a VipsBudget nor a dict, or a key that is not an integer >= 1.
+    """
+    import numpy as np
+
+    if isinstance(budget, dict):
+        known = {f.name for f in fields(VipsBudget)}
+        budget = VipsBudget(**{f: budget.get(f) for f in known})
+    elif not isinstance(budget, VipsBudget):
+        raise InputError(f"budget must be a VipsBudget (or a dict with keys {keys}), got "
+                         f"{budget!r}")
+    values, checked = budget.values(), {}
+    for key in keys:
+        v = values[key]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InputError(f"budget[{key!r}] must be an integer >= 1, got {v!r}")
+        checked[key] = int(v)
+    if not budget.name:
+        checked["name"] = ", ".join(f"{k}={checked[k]}" for k in keys)
+    return replace(budget, **checked)
 
 
 BUDGETS = {

@@ -519,7 +519,6 @@ def run_vips_audit(ctx: RunContext) -> PaperResult:
                                                ctx.out_dir, ctx.client)
     include_catalogue = "accounting" not in ctx.companions
     budget_name = budget.name
-    b = budget.values()
     verdicts = []
     timed = ctx.timer
     timings = timed.timings
@@ -538,12 +537,12 @@ def run_vips_audit(ctx: RunContext) -> PaperResult:
                                                             client=client)),
                        "none: worst-case neighbouring datasets chosen by the audit")
     lda_acc, lda_figs = timed("LDA accuracy", lambda: check_lda_accuracy(
-        {**b, "name": budget_name}, seed, data_dir=data_dir, out_dir=out_dir))
+        budget, seed, data_dir=data_dir, out_dir=out_dir))
     verdicts += lda_acc
     blr_acc, blr_figs = timed("BLR accuracy", lambda: check_blr_accuracy(
-        {**b, "name": budget_name}, seed, data_dir=data_dir, out_dir=out_dir))
+        budget, seed, data_dir=data_dir, out_dir=out_dir))
     sbn_acc, sbn_figs = timed("SBN accuracy", lambda: check_sbn_accuracy(
-        {**b, "name": budget_name}, seed, out_dir=out_dir))
+        budget, seed, out_dir=out_dir))
     verdicts += blr_acc + sbn_acc
     if include_catalogue:
         entries = list(ENTRIES)[: budget.catalogue]
@@ -558,5 +557,6 @@ def run_vips_audit(ctx: RunContext) -> PaperResult:
                                     ("BLR: test AUC against sigma (Fig. 6)", blr_figs),
                                     ("SBN: moments accountant vs strong composition (Fig. 8)",
                                      sbn_figs)) if figs]
-    meta = {"paper": "vips", "seed": seed, "budget": budget_name, "budget_values": b}
+    meta = {"paper": "vips", "seed": seed, "budget": budget_name,
+            "budget_values": budget.values()}
     return PaperResult(verdicts, sections, meta, timings)

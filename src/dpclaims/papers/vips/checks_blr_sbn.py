@@ -85,9 +85,9 @@ certificate at its stated level for the reduced-size reproduction
 (``certificate=True``), not for the paper's sizes; the sizes are in each verdict's
 evidence.
 
-Budgets (:data:`BUDGETS`; keys ``blr_seeds``, ``blr_iterations``, ``sbn_seeds``,
-``sbn_iterations``; optional ``sbn_batch_sizes`` (default (100, 200)), ``sbn_hidden``
-(default 10) and ``name``)
+Budgets (a VipsBudget, :data:`dpclaims.papers.vips.catalogue.BUDGETS`; fields read
+``blr_seeds``, ``blr_iterations``, ``sbn_seeds``, ``sbn_iterations`` and ``name``; a dict
+may add ``sbn_batch_sizes`` (default (100, 200)) and ``sbn_hidden`` (default 10))
 ----------------------------------------------------------------------------------------
 =========  =========  ==============  =========  ==============  ============================
 budget     blr_seeds  blr_iterations  sbn_seeds  sbn_iterations  time on 2 cores (fair+SBN)
@@ -121,6 +121,7 @@ from dpclaims.claims import InputError, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, not_checkable
 from dpclaims.papers.vips.catalogue import ACCURACY_CLAIMS as CLAIMS
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
+from dpclaims.papers.vips.catalogue import VipsBudget, as_vips_budget
 from dpclaims.papers.vips.experiment_blr_sbn import (
     BLR_DELTA,
     BLR_INIT_SCALE,
@@ -131,7 +132,6 @@ from dpclaims.papers.vips.experiment_blr_sbn import (
     SBN_HIDDEN,
     SBN_METHODS,
     SBN_SIGMA,
-    _check_budget,
     _summary,
     blr_data,
     blr_epsilons,
@@ -143,7 +143,8 @@ from dpclaims.papers.vips.figures import plot_blr, plot_sbn
 PAPER = "VIPS (vips.txt)"
 
 
-# the BLR and SBN part of VIPS's budgets (dpclaims.papers.vips.catalogue.BUDGETS)
+# the BLR and SBN part of VIPS's budgets as dicts (the former argument of the checks, which
+# now take dpclaims.papers.vips.catalogue.BUDGETS[name] itself)
 BUDGETS = {name: {k: getattr(b, k) for k in ("blr_seeds", "blr_iterations", "sbn_seeds",
                                              "sbn_iterations")}
            for name, b in VIPS_BUDGETS.items()}
@@ -153,12 +154,6 @@ LEVEL = 0.05
 
 BLR_FIGURE = "blr_auc.png"
 SBN_FIGURE = "sbn_accuracy.png"
-
-
-def _budget_label(budget: dict, keys) -> str:
-    if budget.get("name"):
-        return str(budget["name"])
-    return ", ".join(f"{k}={budget[k]}" for k in keys)
 
 
 def trend_test(auc, level: float = LEVEL) -> dict:
@@ -249,15 +244,17 @@ def paired_sizes_tests(better_by_size: dict, worse_by_size: dict,
         "min_pairs_for_level": min_pairs(level), "per_size": per}
 
 
-def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
+def check_blr_accuracy(budget: VipsBudget | dict, seed: int, data_dir=None,
                        out_dir=None) -> tuple[list[Verdict], list[str]]:
     """``vips/blr-approaches-nonprivate``: test AUC of VIPS-BLR at sigma in {0, 1, 6, 12}.
 
     Parameters
     ----------
-    budget : dict
-        ``blr_seeds`` (>= 2: seeds, i.e. random initialisations) and ``blr_iterations``
-        (steps); :data:`BUDGETS`. An optional ``name`` is recorded.
+    budget : VipsBudget
+        Reads ``blr_seeds`` (>= 2: seeds, i.e. random initialisations) and
+        ``blr_iterations`` (steps); its ``name`` is recorded. A dict with those keys (and
+        an optional ``name``), the former argument, is still accepted
+        (:func:`~dpclaims.papers.vips.catalogue.as_vips_budget`).
     seed : int
         Root seed: the data split, the initialisations and one run stream per sigma.
     data_dir : path, optional
@@ -278,14 +275,14 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
         A bad budget (fewer than 2 seeds) or an unreadable data folder.
     """
     keys = ("blr_seeds", "blr_iterations")
-    b = _check_budget(budget, keys)
-    if b["blr_seeds"] < 2:
+    budget = as_vips_budget(budget, keys)
+    if budget.blr_seeds < 2:
         raise InputError(f"budget['blr_seeds'] must be >= 2 for a trend test over seeds, got "
-                         f"{b['blr_seeds']}")
-    label = _budget_label(budget, keys)
+                         f"{budget.blr_seeds}")
+    label = budget.name
     data = blr_data(data_dir, seed)
-    res = run_blr_sigmas(data, b["blr_seeds"], b["blr_iterations"], seed)
-    eps = blr_epsilons(res["N"], res["S"], b["blr_iterations"])
+    res = run_blr_sigmas(data, budget.blr_seeds, budget.blr_iterations, seed)
+    eps = blr_epsilons(res["N"], res["S"], budget.blr_iterations)
     try:
         fb = vb_blr_full_batch(data["x_train"], data["y_train"], tol=1e-6, max_iter=200)
         full_auc = float(evaluate(data["x_test"], data["y_test"], fb.mean, fb.cov)["auc"])
@@ -298,7 +295,7 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
         out.mkdir(parents=True, exist_ok=True)
         plot_blr(res["auc"], BLR_SIGMAS, eps, full_auc,
                  f"{data['name']}: N={res['N']}, d={res['d']}, S={res['S']}, "
-                 f"{b['blr_iterations']} steps, {b['blr_seeds']} seeds", out / BLR_FIGURE)
+                 f"{budget.blr_iterations} steps, {budget.blr_seeds} seeds", out / BLR_FIGURE)
         figures.append(BLR_FIGURE)
     auc_by = {f"{s:g}": _summary(res["auc"][:, k]) for k, s in enumerate(BLR_SIGMAS)}
     ev = {
@@ -306,7 +303,7 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
         "preprocessing": data["preprocessing"],
         "sizes": {"N_train": res["N"], "N_test": int(data["x_test"].shape[0]), "d": res["d"],
                   "S": res["S"], "sampling_rate": res["S"] / res["N"],
-                  "iterations": b["blr_iterations"], "seeds": b["blr_seeds"],
+                  "iterations": budget.blr_iterations, "seeds": budget.blr_seeds,
                   "paper": ("Adult: N = 39,074 (80 % of 48,842), rate 0.004, 100 steps, 20 "
                             "initialisations")},
         "sigmas": list(BLR_SIGMAS), "delta": BLR_DELTA,
@@ -329,13 +326,13 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
         f"{auc_by[f'{s:g}']['mean']:.3f} (σ={s:g}"
         + ("" if s == 0 else f", ε={eps[f'{s:g}']['paper']:.3g}/"
            f"{eps[f'{s:g}']['two-releases']:.3g}") + ")" for s in BLR_SIGMAS)
-    nums = (f"mean test AUC {means} over {b['blr_seeds']} seeds (ε at δ = {BLR_DELTA:g}: paper "
+    nums = (f"mean test AUC {means} over {budget.blr_seeds} seeds (ε at δ = {BLR_DELTA:g}: paper "
             f"reading / two releases); Page's trend test p = {st['p_stated_direction']:.3g} "
             f"(AUC falls as σ grows) / {st['p_opposite_direction']:.3g} (opposite) at level "
             f"{LEVEL:g}")
     kind = "the paper's data" if data_dir is not None else "embedded default, not the paper's"
     where = (f"On {data['name']} ({kind}; "
-             f"N = {res['N']}, d = {res['d']}, S = {res['S']}, {b['blr_iterations']} steps)")
+             f"N = {res['N']}, d = {res['d']}, S = {res['S']}, {budget.blr_iterations} steps)")
     tail = (f" Full-batch non-private VB: AUC {full_auc:.3f}." if full_auc is not None else "")
     tail += (" The exact test decides the trend at this reduced size only; it says nothing "
              "about how close the private AUC gets at the paper's size.")
@@ -344,7 +341,7 @@ def check_blr_accuracy(budget: dict, seed: int, data_dir=None,
         "test AUC falls as sigma grows (rises towards the non-private sigma = 0 value as "
         "epsilon grows)",
         p_holds=st["p_stated_direction"], p_refutes=st["p_opposite_direction"], level=LEVEL,
-        test=f"exact Page's L trend test over {b['blr_seeds']} seeds (blocks) and "
+        test=f"exact Page's L trend test over {budget.blr_seeds} seeds (blocks) and "
              f"{len(BLR_SIGMAS)} sigmas",
         context=f"{where}: {nums}.{tail}", evidence=ev, seed=seed, budget=label,
         figures=figures)
@@ -375,15 +372,15 @@ def _sbn_accuracies(data, hidden, sizes, setting, run_seeds) -> dict:
     return acc
 
 
-def _sbn_base_evidence(data, hidden, sizes, b, setting, run_seeds, acc) -> dict:
+def _sbn_base_evidence(data, hidden, sizes, budget, setting, run_seeds, acc) -> dict:
     """The evidence both SBN readings share: data, sizes, the privacy setting, accuracies."""
     n_train = data.train.shape[0]
     return {
         "dataset": data.name, "source": data.source, "preprocessing": data.preprocessing,
         "sizes": {"N_train": n_train, "N_test": int(data.test.shape[0]),
                   "J_visible": int(data.n_visible), "K_hidden": hidden,
-                  "batch_sizes": list(sizes), "seeds": b["sbn_seeds"],
-                  "iterations_at_smallest_S": b["sbn_iterations"],
+                  "batch_sizes": list(sizes), "seeds": budget.sbn_seeds,
+                  "iterations_at_smallest_S": budget.sbn_iterations,
                   "paper": ("binarised MNIST, N = 60,000, K in {50, 100}, S in {400, 800, "
                             "1600, 3200}, one epoch, 10 seeds, 100 test images per seed")},
         "sigma_MA": SBN_SIGMA, "delta_total": SBN_DELTA,
@@ -393,15 +390,18 @@ def _sbn_base_evidence(data, hidden, sizes, b, setting, run_seeds, acc) -> dict:
     }
 
 
-def check_sbn_accuracy(budget: dict, seed: int,
+def check_sbn_accuracy(budget: VipsBudget | dict, seed: int,
                        out_dir=None) -> tuple[list[Verdict], list[str]]:
     """``vips/sbn-ma-beats-strong-composition``: MA vs SC at the same total epsilon.
 
     Parameters
     ----------
-    budget : dict
-        ``sbn_seeds`` (paired seeds) and ``sbn_iterations`` (steps at the smallest S);
-        optional ``sbn_batch_sizes`` and ``sbn_hidden``; :data:`BUDGETS`.
+    budget : VipsBudget
+        Reads ``sbn_seeds`` (paired seeds) and ``sbn_iterations`` (steps at the smallest
+        S); its ``name`` is recorded. A dict with those keys, the former argument, is
+        still accepted (:func:`~dpclaims.papers.vips.catalogue.as_vips_budget`), and
+        only a dict sets the optional ``sbn_batch_sizes`` and ``sbn_hidden`` (default
+        (100, 200) and 10, as for a VipsBudget).
     seed : int
         Root seed: the train / held-out split and ``SeedSequence(seed).spawn(sbn_seeds)``
         run seeds (each shared by NP, MA, SC and SC-amplified).
@@ -422,13 +422,14 @@ def check_sbn_accuracy(budget: dict, seed: int,
         A bad budget.
     """
     keys = ("sbn_seeds", "sbn_iterations")
-    b = _check_budget(budget, keys)
-    sizes = tuple(int(s) for s in budget.get("sbn_batch_sizes", SBN_BATCH_SIZES))
-    hidden = int(budget.get("sbn_hidden", SBN_HIDDEN))
+    extra = budget if isinstance(budget, dict) else {}
+    budget = as_vips_budget(budget, keys)
+    sizes = tuple(int(s) for s in extra.get("sbn_batch_sizes", SBN_BATCH_SIZES))
+    hidden = int(extra.get("sbn_hidden", SBN_HIDDEN))
     if not sizes or min(sizes) < 1 or hidden < 1:
         raise InputError(f"sbn_batch_sizes must be integers >= 1 and sbn_hidden >= 1, got "
                          f"{sizes!r}, {hidden!r}")
-    label = _budget_label(budget, keys)
+    label = budget.name
     try:
         data = load_digits_binary(seed=seed)
     except ImportError as exc:
@@ -436,18 +437,18 @@ def check_sbn_accuracy(budget: dict, seed: int,
     n_train = data.train.shape[0]
     if max(sizes) > n_train:
         raise InputError(f"sbn_batch_sizes {sizes} exceed the {n_train} training images")
-    setting = sbn_setting(n_train, sizes, b["sbn_iterations"])
+    setting = sbn_setting(n_train, sizes, budget.sbn_iterations)
     run_seeds = [int(s.generate_state(1)[0])
-                 for s in np.random.SeedSequence(seed).spawn(b["sbn_seeds"])]
+                 for s in np.random.SeedSequence(seed).spawn(budget.sbn_seeds)]
     acc = _sbn_accuracies(data, hidden, sizes, setting, run_seeds)
     figures = []
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         plot_sbn(acc, setting, f"SBN on {data.name}: N={n_train}, 64 pixels, K={hidden}, "
-                 f"{b['sbn_seeds']} paired seeds", out / SBN_FIGURE)
+                 f"{budget.sbn_seeds} paired seeds", out / SBN_FIGURE)
         figures.append(SBN_FIGURE)
-    base = _sbn_base_evidence(data, hidden, sizes, b, setting, run_seeds, acc)
+    base = _sbn_base_evidence(data, hidden, sizes, budget, setting, run_seeds, acc)
     verdicts = []
     for reading, sc_name, amp_text in (
             ("no-amplification (verdict of record)", "SC",
@@ -468,8 +469,8 @@ def check_sbn_accuracy(budget: dict, seed: int,
             f"{t['p_stated_direction']:.3g} / {t['p_opposite_direction']:.3g} (opposite)"
             for s, t in st["per_size"].items())
         few = ""
-        if b["sbn_seeds"] < min_pairs(LEVEL):
-            few = (f" With {b['sbn_seeds']} seeds the sign test cannot reach {LEVEL:g} (it "
+        if budget.sbn_seeds < min_pairs(LEVEL):
+            few = (f" With {budget.sbn_seeds} seeds the sign test cannot reach {LEVEL:g} (it "
                    f"needs at least {min_pairs(LEVEL)} untied pairs).")
         context = (f"{amp_text}; δ split δ'' = δ/2, Jδ' = δ/2; MA σ = {SBN_SIGMA:g}. {per}."
                    f"{few} Binarised 8x8 digits (N = {n_train}, K = {hidden}), not MNIST; the "
@@ -480,7 +481,7 @@ def check_sbn_accuracy(budget: dict, seed: int,
             CLAIMS["sbn"], reading,
             "MA has a higher held-out accuracy than SC at every minibatch size",
             p_holds=st["p_holds"], p_refutes=st["p_refutes"], level=LEVEL,
-            test=(f"exact one-sided sign tests over {b['sbn_seeds']} paired seeds at each of "
+            test=(f"exact one-sided sign tests over {budget.sbn_seeds} paired seeds at each of "
                   f"{len(sizes)} minibatch sizes (for: the largest p; against: Bonferroni)"),
             context=context, evidence=ev, seed=seed, budget=label, figures=figures))
     return ran_on(verdicts, "scikit-learn's 8x8 digits, binarised (embedded stand-in for "

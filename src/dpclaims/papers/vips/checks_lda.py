@@ -81,8 +81,8 @@ online VB itself does not significantly beat the word-frequency baseline at the
 reduced size (then the reproduction is outside the paper's regime and the verdict
 is ``inconclusive``, :func:`~dpclaims.claims.kernel.undecided`, with that reason).
 
-Budgets (keys read: ``lda_seeds``, ``lda_epochs``; :data:`BUDGETS`)
--------------------------------------------------------------------
+Budgets (VipsBudget fields read: ``lda_seeds``, ``lda_epochs``; :data:`BUDGETS`)
+--------------------------------------------------------------------------------
 =========  =========  ==========  ==========================================
 budget     lda_seeds  lda_epochs  time on 2 cores (tiny corpus / Wikipedia)
 =========  =========  ==========  ==========================================
@@ -109,10 +109,10 @@ from dpclaims.claims import Claim, Verdict, ran_on
 from dpclaims.claims.kernel import decide_by_tests, undecided
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.catalogue import LDA_CLAIMS as CLAIMS
+from dpclaims.papers.vips.catalogue import VipsBudget, as_vips_budget
 from dpclaims.papers.vips.experiment_lda import (
     PAPER_NOISE_RATIO,
     SIGMA,
-    _check_budget,
     _corpus,
     _summary,
     lda_setting,
@@ -124,7 +124,8 @@ from dpclaims.papers.vips.figures import plot_lda
 PAPER = "VIPS (vips.txt)"
 
 
-# the LDA part of VIPS's budgets (dpclaims.papers.vips.catalogue.BUDGETS)
+# the LDA part of VIPS's budgets as dicts (the former argument of check_lda_accuracy,
+# which now takes dpclaims.papers.vips.catalogue.BUDGETS[name] itself)
 BUDGETS = {name: {"lda_seeds": b.lda_seeds, "lda_epochs": b.lda_epochs}
            for name, b in VIPS_BUDGETS.items()}
 
@@ -186,15 +187,17 @@ def lda_verdict(claim: Claim, reading: str, better_name: str, worse_name: str, b
                            context=context, evidence=ev, seed=seed, budget=budget)
 
 
-def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
+def check_lda_accuracy(budget: VipsBudget | dict, seed: int, data_dir=None,
                        out_dir=None) -> tuple[list[Verdict], list[str]]:
     """The three LDA accuracy claims of VIPS Sec. 4.3 on a reduced-size reproduction.
 
     Parameters
     ----------
-    budget : dict
-        ``lda_seeds`` (paired seeds) and ``lda_epochs`` (passes; J = epochs / q); see
-        :data:`BUDGETS`. An optional ``name`` is recorded in the verdicts.
+    budget : VipsBudget
+        Reads ``lda_seeds`` (paired seeds) and ``lda_epochs`` (passes; J = epochs / q);
+        its ``name`` is recorded in the verdicts. A dict with those keys (and an optional
+        ``name``), the former argument, is still accepted
+        (:func:`~dpclaims.papers.vips.catalogue.as_vips_budget`).
     seed : int
         Root seed: the corpus split and ``SeedSequence(seed).spawn(lda_seeds)`` run seeds.
     data_dir : path, optional
@@ -215,8 +218,8 @@ def check_lda_accuracy(budget: dict, seed: int, data_dir=None,
     InputError
         A bad budget or an unreadable data folder.
     """
-    n_seeds, epochs = _check_budget(budget)
-    budget_name = budget.get("name") or f"lda_seeds={n_seeds}, lda_epochs={epochs}"
+    budget = as_vips_budget(budget, ("lda_seeds", "lda_epochs"))
+    n_seeds, epochs, budget_name = budget.lda_seeds, budget.lda_epochs, budget.name
     corpus, cfg = _corpus(data_dir, seed)
     setting = lda_setting(corpus, cfg["n_topics"], cfg["doc_length"], epochs)
     setting["synthetic"] = cfg["synthetic"]

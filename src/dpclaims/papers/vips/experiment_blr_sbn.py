@@ -33,18 +33,6 @@ SBN_LABELS = {"NP": "non-private", "MA": "moments accountant",
               "SC": "strong composition (no ampl.)", "SC-amplified": "strong composition (ampl.)"}
 
 
-def _check_budget(budget, keys) -> dict:
-    if not isinstance(budget, dict):
-        raise InputError(f"budget must be a dict with keys {keys}, got {budget!r}")
-    out = {}
-    for key in keys:
-        v = budget.get(key)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise InputError(f"budget[{key!r}] must be an integer >= 1, got {v!r}")
-        out[key] = int(v)
-    return out
-
-
 def _summary(x) -> dict:
     x = np.asarray(x, dtype=float)
     return {"per_seed": x.tolist(), "mean": float(x.mean()),

@@ -142,18 +142,6 @@ def word_frequency_perplexity(train, held_out, pseudo_count: float) -> float:
     return float(np.exp(-(ho.data @ logp[ho.col]) / ho.data.sum()))
 
 
-def _check_budget(budget) -> tuple[int, int]:
-    if not isinstance(budget, dict):
-        raise InputError(f"budget must be a dict with lda_seeds and lda_epochs, got {budget!r}")
-    out = []
-    for key in ("lda_seeds", "lda_epochs"):
-        v = budget.get(key)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise InputError(f"budget[{key!r}] must be an integer >= 1, got {v!r}")
-        out.append(int(v))
-    return out[0], out[1]
-
-
 def _corpus(data_dir, seed: int) -> tuple[Corpus, dict]:
     """The Wikipedia excerpt when the data folder holds it, else the synthetic corpus;
     ``data`` in the returned setting names which (``Verdict.data``)."""
