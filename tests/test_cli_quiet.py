@@ -65,3 +65,25 @@ def test_dpclaims_own_warnings_stay_on_stderr(tmp_path, recwarn):
 def test_count_records_reads_only_record_heads():
     assert count_records("WARNING:absl:a\n    continued: line\nERROR:jax:b\n") == {
         "absl": 1, "jax": 1}
+
+
+def test_an_audit_says_where_its_data_comes_from_before_any_work(tmp_path, monkeypatch):
+    """Issue 41: the first line on stderr names the data source (here: no cache, so the
+    embedded defaults), before the paper runs; the run is stopped at the paper's run."""
+    from click.testing import CliRunner
+
+    from dpclaims.claims import registry
+    from dpclaims.cli import main
+
+    monkeypatch.setenv("DPCLAIMS_DATA_CACHE", str(tmp_path / "empty-cache"))
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(registry, "run_papers", stop)
+    r = CliRunner().invoke(main, ["audit", "--paper", "dpsep", "--budget", "smoke",
+                                  "--out", str(tmp_path / "o")])
+    assert r.exit_code == 130, r.output
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("dpclaims: data: embedded statsmodels data sets"), first
+    assert str(tmp_path / "empty-cache") in first

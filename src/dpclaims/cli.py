@@ -260,6 +260,9 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite,
     from dpclaims.data.fetch import resolve_data_dir
 
     data_dir, data_source = resolve_data_dir(data_dir)  # else the verified cache, else None
+    # said before any work: a cache filled by an earlier `data fetch` changes what the
+    # papers read (and so verdicts), never unannounced
+    click.echo(f"dpclaims: data: {data_source}", err=True)
     from dpclaims.claims.registry import resolve, run_papers
 
     # an unknown paper or the named plugin broken: exit 2, before any work; another
