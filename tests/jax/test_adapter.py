@@ -132,3 +132,15 @@ def test_audit_refutes_no_clipping_with_the_input_canary():
     assert res.refutes_claim, res.epsilon_lower_bound
     ok = jax_dpsgd.make_dpsgd(clip=1.0, chunk=256)
     assert not audit_whole_run(ok, 5_000, seed=0, canary="input").refutes_claim
+
+
+def test_check_variant_on_the_example_refutes_the_planted_bug(tmp_path):
+    from click.testing import CliRunner
+
+    from dpclaims.cli import main
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "jax_dpsgd.py"
+    result = CliRunner().invoke(main, ["check-variant", f"{example}:dpsgd_noise_not_scaled",
+                                       "--n-trials", "5000", "--out", str(tmp_path)])
+    assert result.exit_code == 1, result.output       # 1: a claim refuted
+    assert "whole-run-audit: refuted" in result.output
