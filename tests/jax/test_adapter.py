@@ -172,3 +172,18 @@ def test_the_worked_example_of_docs_jax_md_runs(tmp_path, monkeypatch):
     assert alg.run(pair.d1, np.random.default_rng(0), 3).shape == (3, 4, 2)
     copy = pickle.loads(pickle.dumps(alg))
     assert np.array_equal(copy.run(copy.data, np.random.default_rng(0), 3), out)
+
+
+def _runs_in_child(alg, seed, n):
+    return alg.run(alg.data, np.random.default_rng(seed), n), alg._fn is not None
+
+
+def test_a_spawned_worker_rebuilds_the_compiled_function_and_gives_the_same_runs(alg):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    alg.run(alg.data, np.random.default_rng(0), 2)            # compiled in this process
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        out, compiled = pool.submit(_runs_in_child, alg, 8, 300).result(timeout=300)
+    assert compiled
+    assert np.array_equal(out, alg.run(alg.data, np.random.default_rng(8), 300))
