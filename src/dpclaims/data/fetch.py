@@ -852,11 +852,11 @@ def _copy_local(url: str, output_file, check_only: bool):
         return src.is_file()
     try:
         with open(src, "rb") as fin:
-            if hasattr(output_file, "write"):
-                shutil.copyfileobj(fin, output_file)
-            else:
+            if isinstance(output_file, (str, os.PathLike)):
                 with open(output_file, "wb") as fout:
                     shutil.copyfileobj(fin, fout)
+            else:  # an open binary file
+                shutil.copyfileobj(fin, output_file)
     except OSError as exc:
         raise DownloadError(f"could not copy {src} from the local mirror: {exc}") from exc
     return None
