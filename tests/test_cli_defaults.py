@@ -152,3 +152,35 @@ def test_default_folder_names():
     assert owner == {"command": "audit", "name": "my-paper-v2"}
     assert _default_out("audit", "dpsep", Path("x")) == (
         {"command": "audit", "name": "dpsep"}, Path("x"), False)
+
+
+def test_the_readme_and_make_audit_name_each_commands_own_folder():
+    """Every README command line that names its report folder (``# exit N ->
+    reports/X/``) names the command's default folder, no two the same; ``make audit``
+    runs the audit into its default folder and says so."""
+    import re
+    import shlex
+
+    from dpclaims.cli import _default_out, _variant_name
+
+    seen = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        m = re.match(r"^\$? ?dpclaims (.*?)\s+# exit (\d+) -> (reports/[^/\s]+)/", line)
+        if not m:
+            continue
+        args = shlex.split(m.group(1))
+        if args[0] == "audit":
+            name = args[args.index("--paper") + 1] if "--paper" in args else "dpsep"
+        elif args[0] == "check":
+            name = Path(args[1]).stem
+        else:
+            assert args[0] == "check-variant", line
+            name = _variant_name(args[1])
+        folder = str(_default_out(args[0], name, None)[1])
+        assert folder == m.group(3), line
+        assert seen.setdefault(folder, args) == args, f"two commands write {folder}"
+    assert len(seen) >= 6
+    make = (ROOT / "Makefile").read_text()
+    audit = make[make.index("\naudit:"):make.index("\n\n", make.index("\naudit:"))]
+    assert "dpclaims audit --paper dpsep" in audit and "--out" not in audit
+    assert "reports/audit-dpsep/" in audit and "source $(VENV)/bin/activate" in audit
