@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import platform
+import re
 import sys
 import time
 import warnings
@@ -218,8 +219,10 @@ def _paper_help() -> str:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("reports/out"), show_default=True,
-              help="Folder for results.json, report.md, report.html and figures.")
+              default=None, show_default="reports/audit-PAPER",
+              help="Folder for results.json, report.md, report.html and figures. The "
+                   "default folder is this command's own: a rerun replaces the report it "
+                   "holds (of audit, for the same --paper); any other content is refused.")
 @click.option("--data-dir", type=click.Path(path_type=Path), default=None,
               help="The papers' data sets (../shared/data layout). Without it: the cache "
                    "of `dpclaims data fetch` when it holds a verified data set, else the "
@@ -274,7 +277,8 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite,
 
     select_claims(papers, claims)  # a pattern that selects nothing: exit 2, before any work
     label = paper if ":" not in paper else ",".join(p.id for p in papers)
-    staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
+    owner, out_dir, own = _default_out("audit", label, out_dir)
+    staged = StagedOutput(out_dir, overwrite, owner, own)  # refuses another run's folder
     t0 = time.perf_counter()
     with staged as staging, contextlib.ExitStack() as cluster:
         from dpclaims.cli_quiet import third_party_to_log
@@ -903,8 +907,11 @@ Exit codes:
 @click.option("--workers", type=int, default=1, show_default=True,
               help="Processes for the audit's trial blocks (results do not depend on it).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("reports/variant"), show_default=True,
-              help="Folder for results.json, report.md and report.html.")
+              default=None, show_default="reports/check-variant-FILE-OBJECT",
+              help="Folder for results.json, report.md and report.html. The default "
+                   "folder (FILE: the file's stem or the module's last part) is this "
+                   "command's own: a rerun replaces the report it holds; any other content "
+                   "is refused.")
 @click.option("--overwrite", is_flag=True,
               help="Replace the files of an earlier run in --out.")
 def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, seed, workers,
@@ -924,7 +931,8 @@ def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, 
         meta["variant"] = spec
         return f"check-variant: {mech.name}", mech.name, verdicts, sections, meta
 
-    _run_check(work, seed, out_dir, overwrite, {"workers": workers})
+    _run_check(work, seed, _default_out("check-variant", _variant_name(spec), out_dir),
+               overwrite, {"workers": workers})
 
 
 def _budget(seed, **kwargs):
@@ -939,14 +947,43 @@ def _budget(seed, **kwargs):
         raise click.UsageError(str(exc)) from exc
 
 
-def _run_check(work, seed, out_dir, overwrite, run_extra):
+def _slug(text: str) -> str:
+    """``text`` as one part of a folder name: letters, digits, ``.``, ``_``, ``-``."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return slug or "unnamed"
+
+
+def _variant_name(spec: str) -> str:
+    """The name in check-variant's default folder: ``examples/variants.py:correct`` ->
+    ``variants-correct``, ``dpclaims.mechanisms:svt_alg4`` -> ``mechanisms-svt_alg4``."""
+    where, _, obj = spec.rpartition(":")
+    if not where:
+        where, obj = spec, ""
+    stem = Path(where).stem if where.endswith(".py") else where.rsplit(".", 1)[-1]
+    return "-".join(part for part in (stem, obj) if part)
+
+
+def _default_out(command: str, name: str, out_dir):
+    """``(owner, out_dir, replace_own)`` of a run: without --out, the command's own folder
+    ``reports/<command>-<name>``, where a report of the same command and name is replaced
+    (another command's folder, or any other content, is refused); with --out, the folder
+    given, replaced only with --overwrite."""
+    owner = {"command": command, "name": _slug(name)}
+    if out_dir is None:
+        return owner, Path("reports") / f"{command}-{owner['name']}", True
+    return owner, Path(out_dir), False
+
+
+def _run_check(work, seed, out, overwrite, run_extra):
     """Run ``work(tick) -> (title, name, verdicts, sections, meta)`` with a progress line,
-    write the report into a staged folder moved to ``out_dir`` on success, print the
-    headline table and exit with the headlines' code."""
+    write the report into a staged folder moved to the output folder on success, print the
+    headline table and exit with the headlines' code. ``out`` is :func:`_default_out`'s
+    answer."""
     from dpclaims.claims import exit_code
     from dpclaims.reports.output import StagedOutput
 
-    staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
+    owner, out_dir, own = out
+    staged = StagedOutput(out_dir, overwrite, owner, own)  # refuses another run's folder
     t0 = time.perf_counter()
     console = Console(stderr=True)
     with staged as staging:
@@ -987,8 +1024,10 @@ Exit codes: as check-variant (0 checked, none refuted; 1 a claim is refuted;
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("reports/check"), show_default=True,
-              help="Folder for results.json, report.md and report.html.")
+              default=None, show_default="reports/check-CLAIMS",
+              help="Folder for results.json, report.md and report.html. The default "
+                   "folder (CLAIMS: the file's stem) is this command's own: a rerun "
+                   "replaces the report it holds; any other content is refused.")
 @click.option("--overwrite", is_flag=True,
               help="Replace the files of an earlier run in --out.")
 def check(claims_file, n_trials, max_examples, alpha, seed, out_dir, overwrite):
@@ -1006,7 +1045,8 @@ def check(claims_file, n_trials, max_examples, alpha, seed, out_dir, overwrite):
         verdicts, sections, meta = check_claims_file(spec, budget, seed, tick)
         return f"check: {meta['paper']}", meta["paper"], verdicts, sections, meta
 
-    _run_check(work, seed, out_dir, overwrite, {})
+    _run_check(work, seed, _default_out("check", Path(claims_file).stem, out_dir),
+               overwrite, {})
 
 
 from dpclaims.cli_data import data as _data_group  # noqa: E402  (the `data` commands)
