@@ -31,7 +31,10 @@ Capabilities
 
 A mechanism may also have ``records`` (a hypothesis strategy of records),
 ``neighbouring_pairs()`` and ``score``; an algorithm ``step_batch_size`` /
-``batch_size``, its own ``relation`` and ``to_dict()``.
+``batch_size``, its own ``relation`` and ``to_dict()``, the ``sampling`` it performs
+(a :class:`~dpclaims.analysis.sampling.Sampling`), and ``starting_points`` with
+``with_start(point) -> algorithm`` (starting parameters the dataset search may try,
+:mod:`dpclaims.audits.adversarial`).
 """
 
 from __future__ import annotations
@@ -211,6 +214,9 @@ class AlgorithmCapabilities:
     relation: Any = ""
     performed_event: Any = None
     performed_is_shuffle: Any = False
+    sampling: Any = None
+    starting_points: Any = None
+    with_start: Any = None
     to_dict: Callable | None = None
     validated: bool = False
 
@@ -278,4 +284,6 @@ def read_algorithm(obj) -> AlgorithmCapabilities:
         step_batch_size=_member(obj, "step_batch_size"), batch_size=_member(obj, "batch_size"),
         relation=_member(obj, "relation", ""), performed_event=_member(obj, "performed_event"),
         performed_is_shuffle=_member(obj, "performed_is_shuffle", False),
+        sampling=_member(obj, "sampling"), starting_points=_member(obj, "starting_points"),
+        with_start=_callable_member(obj, "with_start"),
         to_dict=_member(obj, "to_dict"))
