@@ -414,7 +414,7 @@ def dataset_summary(w: WholeRunAudit) -> str:
     return (f"Dataset: '{s['selected']}' ({s['description']}), "
             + (f"chosen by pilot audits of {s['pilot_runs']} runs per dataset (pilot "
                f"certificates: {rows})." if s["pilots"] else "the only candidate.")
-            + (" " + " ".join(s["notes"]) if s["notes"] else ""))
+            + "".join(f" {n[0].upper()}{n[1:].rstrip('.')}." for n in s["notes"]))
 
 
 __all__ = ["DATASET_KINDS", "DatasetCandidate", "DatasetSelection", "audit_whole_run_searched",
