@@ -46,6 +46,11 @@ Optional:
     previous release.
 ``trace_reduction`` : {"sum", "max-per-epoch"} and ``epoch_length`` : int
     How the projections <update_s, u> / C are combined (default "sum").
+``sampling`` : :class:`~dpclaims.analysis.sampling.Sampling`
+    The sampler the run performs (its per-step rate for the likelihood-ratio trace
+    statistic, its batch size for the batch-boundary datasets of the search).
+``starting_points`` and ``with_start(point) -> algorithm``
+    Starting parameters the dataset search tries (:mod:`dpclaims.audits.adversarial`).
 ``step(state, batch, rng) -> (n, k)``, ``step_sensitivity``, ``random_states(rng, n) -> (n, P)``
     One noisy release from given states (n, P) on a given batch, for the property test
     of the update's sensitivity from random states
@@ -79,6 +84,16 @@ The observed statistic (the threat model is recorded in the evidence):
   "max-per-epoch" sums the per-epoch maxima instead (a shuffled pass
   that holds the canary exactly once per epoch at a hidden position).
 * **full-trace**, input canary: the updates summed over steps (n, k), Fisher.
+* **full-trace**, gradient canary, ``trace_statistic="choose"`` (what ``check-variant``
+  uses): the declared statistic, the max over steps and the per-step likelihood-ratio
+  combination, one chosen on the training split
+  (:mod:`dpclaims.audits.trace_statistics`: a leak confined to a few steps is not
+  diluted by the sum).
+
+The datasets: :func:`canary_pair` around ``data`` (the "quiet" dataset), or a ``pair``
+given to :func:`audit_whole_run`: :func:`dpclaims.audits.adversarial.
+audit_whole_run_searched` passes the one its pilot audits chose among adversarial
+candidates (aligned against, aligned with, duplicated canary, batch-boundary sizes).
 
 The statistic is computed inside each block of runs (so a block holds only
 ``block_size`` traces), the block size is chosen so that a block's releases hold at most
