@@ -159,9 +159,9 @@ def _pair(base, relation: str, plus, minus, how: str) -> NeighbouringPair:
 
 def _declared_batch_size(alg) -> tuple[int | None, str]:
     s = alg.sampling
-    if s is not None and getattr(s, "kind", None) == "poisson":
+    if s is not None and s.kind == "poisson":
         return None, "Poisson sampling declared: batch boundaries do not exist"
-    b = getattr(s, "batch_size", None) if s is not None else None
+    b = s.batch_size if s is not None else None
     b = b if b is not None else alg.batch_size
     if b is None:
         return None, "no batch size declared (`sampling.batch_size` or `batch_size`)"

@@ -208,7 +208,7 @@ def likelihood_ratio_parameters(sampling, dp_event) -> tuple[float | None, float
         return None, None, (f"skipped: no Gaussian noise multiplier in the claim's dp_event "
                             f"({kind})")
     if sampling is not None:
-        k = getattr(sampling, "kind", None)
+        k = sampling.kind
         if k in ("poisson", "without-replacement"):
             q = float(sampling.batch_size) / float(sampling.dataset_size)
             return q, sigma, (f"q = B / N = {q:.4g} from the declared {k} sampling, sigma = "
