@@ -534,6 +534,13 @@ class WholeRunAudit:
         Wall time of the audit (not determined by the seed; not in ``to_dict``).
     block_size : int
         Runs per block.
+    trace_choice : dict or None
+        The trace statistic chosen on the training split (``chosen``), the candidates and
+        their projected certificates (:class:`~dpclaims.audits.trace_statistics.
+        TraceChoiceScore`); None when the statistic was not chosen.
+    search : dict or None
+        The dataset search's record (:meth:`dpclaims.audits.adversarial.DatasetSelection.
+        to_dict`: the dataset that decided and every pilot); None without a search.
     """
 
     result: AuditResult
@@ -592,9 +599,29 @@ def whole_run_mechanism(algorithm, canary: str, alpha: float,
                         trace_statistic: str = "declared") -> tuple[RunMechanism, Any]:
     """The run as a mechanism and the audit's score: (RunMechanism, score).
 
-    The score: the first column for a trace statistic computed in the run, Fisher's
-    discriminant for vectors, a :class:`~dpclaims.audits.trace_statistics.TraceChoiceScore`
-    (a fresh one, whose ``record`` names the choice) for "trace-choice".
+    Parameters
+    ----------
+    algorithm : Algorithm
+    canary : {"gradient", "input"}
+    alpha : float
+        The audit's significance (the trace choice projects certificates at it).
+    trace_statistic : {"declared", "choose"}
+        As in :func:`audit_whole_run`.
+
+    Returns
+    -------
+    (RunMechanism, score)
+        The score: the first column for a trace statistic computed in the run, Fisher's
+        discriminant for vectors, a :class:`~dpclaims.audits.trace_statistics.
+        TraceChoiceScore` (a fresh one, whose ``record`` names the choice) for
+        "trace-choice" (candidates from :func:`~dpclaims.audits.trace_statistics.
+        candidate_statistics`: the likelihood ratio needs the declared ``sampling`` or a
+        sampled dp_event, and the claim's Gaussian sigma).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``trace_statistic``.
     """
     algorithm = read_algorithm(algorithm)
     statistic = statistic_of(algorithm, canary, trace_statistic)
