@@ -221,3 +221,21 @@ def test_max_per_epoch_still_chosen_among_the_candidates():
     w = audit_whole_run_searched(DPSEPPass(), 2_000, 400, seed=0)
     assert w.trace_choice["candidates"] == ["max-per-epoch", "sum", "max"]
     assert not w.refutes_claim
+
+
+@dataclass(frozen=True, eq=False)
+class RefusesCanaryOnly(OneStepUnclipped):
+    """Refuses a dataset without an ordinary record (as a user's check_data might)."""
+
+    def run(self, data, rng, n_runs):
+        if not np.any(np.asarray(data)[:, 0] == 0):
+            raise ValueError("data must hold at least one ordinary record")
+        return super().run(data, rng, n_runs)
+
+
+def test_a_candidate_the_algorithm_refuses_is_listed_and_skipped():
+    w = audit_whole_run_searched(RefusesCanaryOnly(steps=4, bug_step=None), 400, 200, seed=0)
+    skipped = {p["dataset"]: p for p in w.search["pilots"] if p["pilot_certificate"] is None}
+    assert set(skipped) == {"aligned against", "aligned with"}
+    assert "ordinary record" in skipped["aligned against"]["not_run"]
+    assert w.dataset not in skipped and "not run" in dataset_summary(w)

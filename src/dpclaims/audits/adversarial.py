@@ -49,6 +49,7 @@ candidates. The evidence names the dataset that decided and lists every pilot.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -325,11 +326,15 @@ def select_dataset(candidates, pilot_runs: int, *, canary: str, alpha: float = 0
     Returns
     -------
     DatasetSelection
+        A candidate other than the first whose run raises ValueError (e.g. an algorithm
+        that refuses a dataset of canaries only) is listed with ``pilot_certificate``
+        None and the error under ``not_run``, and is never chosen.
 
     Raises
     ------
     ValueError
-        No candidates, pilot_runs < 2, alpha outside (0, 1).
+        No candidates, pilot_runs < 2, alpha outside (0, 1); the first candidate's
+        (the quiet dataset's) pilot failing.
     """
     candidates = list(candidates)
     if not candidates:
@@ -340,9 +345,18 @@ def select_dataset(candidates, pilot_runs: int, *, canary: str, alpha: float = 0
     pilot_runs = check_count(pilot_runs, "pilot_runs", minimum=2)
     pilots, keys = [], []
     for j, c in enumerate(candidates):
-        w = audit_whole_run(c.algorithm, pilot_runs, canary=canary, alpha=alpha,
-                            seed=derived_seed(seed, 6, j), workers=workers, pair=c.pair,
-                            trace_statistic=trace_statistic)
+        try:
+            w = audit_whole_run(c.algorithm, pilot_runs, canary=canary, alpha=alpha,
+                                seed=derived_seed(seed, 6, j), workers=workers, pair=c.pair,
+                                trace_statistic=trace_statistic)
+        except ValueError as exc:       # InvalidMechanismError included
+            if j == 0:                  # the quiet dataset: the audit's own pair
+                raise
+            pilots.append({"dataset": c.name, "start": c.start, "description": c.description,
+                           "pilot_certificate": None,
+                           "not_run": f"{type(exc).__name__}: {str(exc)[:200]}"})
+            keys.append((-math.inf, -math.inf, -j))
+            continue
         r = w.result
         pilots.append({"dataset": c.name, "start": c.start, "description": c.description,
                        "pilot_certificate": round(r.epsilon_lower_bound, 6),
@@ -410,7 +424,8 @@ def dataset_summary(w: WholeRunAudit) -> str:
     s = w.search
     rows = "; ".join(f"{p['dataset']}" + ("" if p["start"] == "as given" else
                                           f" (start {p['start']})")
-                     + f" {p['pilot_certificate']:.3g}" for p in s["pilots"])
+                     + (" not run" if p["pilot_certificate"] is None
+                        else f" {p['pilot_certificate']:.3g}") for p in s["pilots"])
     return (f"Dataset: '{s['selected']}' ({s['description']}), "
             + (f"chosen by pilot audits of {s['pilot_runs']} runs per dataset (pilot "
                f"certificates: {rows})." if s["pilots"] else "the only candidate.")
