@@ -901,7 +901,8 @@ Exit codes:
                    f"{described(SCORES)}.")
 @click.option("--selection-trials", type=int, default=None,
               help="Pilot trials per dataset and candidate pair for the pair selection "
-                   "(default max(2000, n-trials / 10)).")
+                   "(an algorithm: pilot runs per dataset and candidate dataset of the "
+                   "whole-run dataset search) (default max(2000, n-trials / 10)).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--workers", type=int, default=1, show_default=True,

@@ -31,8 +31,11 @@ Capabilities
 
 A mechanism may also have ``records`` (a hypothesis strategy of records),
 ``neighbouring_pairs()`` and ``score``; an algorithm ``step_batch_size`` /
-``batch_size``, its own ``relation``, ``to_dict()`` and ``max_runs_per_call`` (the runs
-of one underlying call, e.g. a compiled chunk: the audit's blocks are multiples of it).
+``batch_size``, its own ``relation`` and ``to_dict()``, ``max_runs_per_call`` (the runs
+of one underlying call, e.g. a compiled chunk: the audit's blocks are multiples of it),
+the ``sampling`` it performs (a :class:`~dpclaims.analysis.sampling.Sampling`), and
+``starting_points`` with ``with_start(point) -> algorithm`` (starting parameters the
+dataset search may try, :mod:`dpclaims.audits.adversarial`).
 """
 
 from __future__ import annotations
@@ -212,6 +215,9 @@ class AlgorithmCapabilities:
     relation: Any = ""
     performed_event: Any = None
     performed_is_shuffle: Any = False
+    sampling: Any = None
+    starting_points: Any = None
+    with_start: Any = None
     to_dict: Callable | None = None
     max_runs_per_call: Any = None
     validated: bool = False
@@ -280,4 +286,6 @@ def read_algorithm(obj) -> AlgorithmCapabilities:
         step_batch_size=_member(obj, "step_batch_size"), batch_size=_member(obj, "batch_size"),
         relation=_member(obj, "relation", ""), performed_event=_member(obj, "performed_event"),
         performed_is_shuffle=_member(obj, "performed_is_shuffle", False),
+        sampling=_member(obj, "sampling"), starting_points=_member(obj, "starting_points"),
+        with_start=_callable_member(obj, "with_start"),
         to_dict=_member(obj, "to_dict"), max_runs_per_call=_member(obj, "max_runs_per_call"))
