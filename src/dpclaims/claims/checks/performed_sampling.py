@@ -220,6 +220,16 @@ def _rows_text(result: acc.AccountingResult) -> str:
                      if r.epsilon is not None) or "none supported"
 
 
+def _short(sampling: acc.Sampling) -> str:
+    """``sampling`` in a few words: "without-replacement, N = 100, B = 50, 4 steps"."""
+    sizes = "".join(f", {k} = {v:g}" for k, v in (("N", sampling.dataset_size),
+                                                   ("B", sampling.batch_size))
+                    if v is not None)
+    count = sampling.num_steps
+    return f"{sampling.kind}{sizes}, " + (f"{count} steps" if count is not None else
+                                           f"{sampling.epochs} epochs")
+
+
 def _claim(name: str, kind: str, statement: str, check: str) -> Claim:
     return Claim(f"{name}/{kind}", f"variant {name!r}", "user algorithm", statement, check,
                  kind="privacy-number")
@@ -264,8 +274,8 @@ def check_declared_sampling(alg, seed: int) -> list[Verdict]:
     sigma = claim_noise_multiplier(c.dp_event)
     _check_agreement(alg, sampling, sigma)
     claim = _claim(alg.name, "accounting-as-performed",
-                   f"the whole run, with the sampling it performs ({sampling.describe(c.relation)}"
-                   f"), is ({c.epsilon:.6g}, {c.delta:g})-DP under {c.relation}",
+                   f"the whole run, with the sampling it performs ({_short(sampling)}), is "
+                   f"({c.epsilon:.6g}, {c.delta:g})-DP under {c.relation}",
                    "accounting recomputation for the sampling performed")
     shuffle = sampling.kind == "shuffle"
     readings = (((Reading("as performed, order known to the adversary",
@@ -346,7 +356,7 @@ def check_library_accounting(alg, seed: int) -> list[Verdict]:
     sampling = read_sampling(alg.sampling)
     c = alg.claim
     performs = ("the sampling it performs is not declared" if sampling is None else
-                f"the code performs {sampling.kind} sampling")
+                f"the code performs {_short(sampling)}")
     claim = _claim(alg.name, "library-accounting",
                    f"{lib['name']}: the whole run is ({lib['epsilon']:.6g}, "
                    f"{lib['delta']:g})-DP under {lib['relation']}, accounted as "
