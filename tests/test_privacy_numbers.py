@@ -194,6 +194,9 @@ def test_fixed_size_batches_under_add_remove_are_accounted_as_performed():
     assert ro["autodp-rdp"]["bound"] == ro["dp_accounting-rdp"]["bound"] == "upper"
     assert "replace-one guarantee, shown and not deciding" in real.sentence
     # the sigma needed under each relation is now computed for fixed-size batches too
+    from dpclaims.claims.checks.privacy_numbers import _sigma_under_each_relation
+
     wor = replace(e, paper_sampling="without-replacement", reported_epsilon=true)
-    needed = check_reported(wor)[0].evidence["sigma_needed_for_reported_epsilon"]
+    needed = _sigma_under_each_relation(wor, [{"steps": 1000, "delta": 1e-5}])
     assert needed["add-remove"]["accountant"] == "dp_accounting-rdp"
+    assert needed["add-remove"]["sigma"] > needed["replace-one"]["sigma"]
