@@ -200,3 +200,17 @@ def test_fixed_size_batches_under_add_remove_are_accounted_as_performed():
     needed = _sigma_under_each_relation(wor, [{"steps": 1000, "delta": 1e-5}])
     assert needed["add-remove"]["accountant"] == "dp_accounting-rdp"
     assert needed["add-remove"]["sigma"] > needed["replace-one"]["sigma"]
+
+
+def test_a_fixed_size_number_under_add_remove_as_reported():
+    """A number whose own accounting is fixed-size batches under add-remove: accounted
+    so (no conversion to replace-one), the replace-one rows beside it."""
+    e = replace(BASE, paper_sampling="without-replacement",
+                real_sampling="without-replacement", reported_epsilon=50.0)
+    [v] = check_reported(e)
+    c = v.evidence["combinations"][0]
+    assert v.reading == "as-reported" and v.verdict == "holds"
+    assert c["paper_accounting_bounds"]["dp_accounting-pld"] == "upper"
+    assert c["paper_accounting_replace_one"]["autodp-rdp"]["bound"] == "upper"
+    assert v.evidence["accounting"]["relation"] == "add-remove"
+    assert "fixed_size_add_remove_event" in v.evidence["accounting"]["note"]

@@ -156,6 +156,10 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
         paper_result = acc.account(sigma, paper_plan, delta, paper_rel)
         paper = _rows(paper_result)
         combo["paper_accounting"] = paper
+        combo["paper_accounting_bounds"] = _bounds(paper_result)
+        if entry.paper_sampling == "without-replacement" and paper_rel == "add-remove":
+            combo["paper_accounting_replace_one"] = _replace_one_rows(sigma, paper_plan,
+                                                                      delta)
         combo["reproduced_by"] = sorted(k for k, v in paper.items()
                                         if claimed.low <= v <= claimed.high)
         nearest = min(paper.items(), key=lambda kv: abs(kv[1] - claimed.value), default=None)
@@ -380,7 +384,8 @@ def _stated_reading(entry, c, paper_result, real_result, kind, sigma_stated, ord
         if entry.real_sampling != entry.paper_sampling:
             context += (f" The algorithm performs {entry.real_sampling}: see the readings "
                         "of the real sampling.")
-        return paper_result, what, True, context
+        return (paper_result, what, True,
+                context + _replace_one_text(c.get("paper_accounting_replace_one")))
     what = _what(entry.real_sampling, real_result.relation, steps, delta)
     origin = "stated" if sigma_stated else "from the paper's procedure"
     hidden = entry.real_sampling == "shuffle" and not order_known
@@ -394,19 +399,24 @@ def _stated_reading(entry, c, paper_result, real_result, kind, sigma_stated, ord
                                     order_known else "; for a hidden order it is only "
                                     "an upper bound, and no certified lower bound is "
                                     "computed."))
-    ro = c.get("real_sampling_replace_one")
-    if ro is not None:
-        shown = ", ".join(
-            f"{name} {v['epsilon']:.4g} ({v['bound']})" if "epsilon" in v else
-            f"{name} not computed" for name, v in ro.items() if isinstance(v, dict))
-        context += (
-            f" Fixed-size batches under add-remove are accounted by the Poisson pair at "
-            f"rate B/N with sigma / 2 (an added record entering a batch pushes another "
-            f"out: accounting.fixed_size_add_remove_event); the same noise read as "
-            f"replace-one fixed-size batches (sigma = {ro['noise_multiplier']:.4g} "
-            f"relative to 2C): {shown}, a replace-one guarantee, shown and not deciding "
-            "this add-remove claim.")
+    context += _replace_one_text(c.get("real_sampling_replace_one"))
     return real_result, what, not hidden, context
+
+
+def _replace_one_text(ro: dict | None) -> str:
+    """The sentence on the replace-one rows shown beside fixed-size batches under
+    add-remove (:func:`_replace_one_rows`); empty without them."""
+    if ro is None:
+        return ""
+    shown = ", ".join(
+        f"{name} {v['epsilon']:.4g} ({v['bound']})" if "epsilon" in v else
+        f"{name} not computed" for name, v in ro.items() if isinstance(v, dict))
+    return (" Fixed-size batches under add-remove are accounted by the Poisson pair at "
+            "rate B/N with sigma / 2 (an added record entering a batch pushes another out: "
+            "accounting.fixed_size_add_remove_event); the same noise read as replace-one "
+            f"fixed-size batches (sigma = {ro['noise_multiplier']:.4g} relative to 2C): "
+            f"{shown}, a replace-one guarantee, shown and not deciding this add-remove "
+            "claim.")
 
 
 def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
