@@ -20,19 +20,22 @@ $(STAMP): $(BIN)/python pyproject.toml $(LOCK)
 
 install: $(STAMP)
 
-## Run the DP-SEP audit on the embedded default data; writes reports/out/ (replacing an
-## earlier run's). The audit's exit code says what it found (0 nothing refuted, 1 a claim
-## refuted, 3 a claim not checkable): each is a finished report, so make succeeds; bad
-## input (2), a Dask cluster lost mid-run (69, with DPCLAIMS_SCHEDULER set), an internal
-## error (70), an interrupt (130) or a SIGTERM (143, e.g. timeout or a cancelled CI job) fail.
+## Run the DP-SEP audit on the embedded default data; writes reports/audit-dpsep/, the
+## default folder of `dpclaims audit --paper dpsep` (a rerun replaces the report there; a
+## folder holding anything else is refused). The audit's exit code says what it found
+## (0 nothing refuted, 1 a claim refuted, 3 a claim not checkable): each is a finished
+## report, so make succeeds; bad input (2), a Dask cluster or a worker process lost
+## mid-run (69), an internal error (70), an interrupt (130) or a SIGTERM (143, e.g.
+## timeout or a cancelled CI job) fail.
 audit: $(STAMP)
-	@$(BIN)/dpclaims audit --paper dpsep --budget quick --seed 0 --out reports/out --overwrite; \
+	@$(BIN)/dpclaims audit --paper dpsep --budget quick --seed 0; \
 	code=$$?; case $$code in \
-	  0) echo "make audit: report written; no claim refuted (exit 0)";; \
-	  1) echo "make audit: report written; a claim is refuted (exit 1): see reports/out/report.html";; \
-	  3) echo "make audit: report written; a claim is not checkable (exit 3)";; \
+	  0) echo "make audit: report written to reports/audit-dpsep/; no claim refuted (exit 0)";; \
+	  1) echo "make audit: report written to reports/audit-dpsep/; a claim is refuted (exit 1): see reports/audit-dpsep/report.html";; \
+	  3) echo "make audit: report written to reports/audit-dpsep/; a claim is not checkable (exit 3)";; \
 	  *) exit $$code;; \
-	esac
+	esac; \
+	echo "make audit: to type dpclaims yourself, run: source $(VENV)/bin/activate"
 
 ## Install and run the project's test suite (one worker per core; a test file's tests
 ## share a worker, so its session fixtures run once; the files in the order
@@ -74,4 +77,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) reports/out .pytest_cache .hypothesis docs/_build
+	rm -rf $(VENV) reports/audit-dpsep .pytest_cache .hypothesis docs/_build

@@ -47,7 +47,7 @@ sampling without replacement):
     (RDP, without replacement); with the order known one Gaussian of multiplier
     sigma / sqrt 2 gives exactly 2.94 > 2.66 (refuted under that stronger threat model,
     not deciding); for a hidden shuffle 2.94 is only an upper bound, and the whole-run
-    audit does not refute (README: measured numbers).
+    audit does not refute (docs/guide/algorithms.md: measured numbers).
 """
 
 import math

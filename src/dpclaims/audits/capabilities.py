@@ -36,7 +36,8 @@ Capabilities
 
 A mechanism may also have ``records`` (a hypothesis strategy of records),
 ``neighbouring_pairs()`` and ``score``; an algorithm ``step_batch_size`` /
-``batch_size``, its own ``relation`` and ``to_dict()``.
+``batch_size``, its own ``relation``, ``to_dict()`` and ``max_runs_per_call`` (the runs
+of one underlying call, e.g. a compiled chunk: the audit's blocks are multiples of it).
 """
 
 from __future__ import annotations
@@ -241,6 +242,7 @@ class AlgorithmCapabilities:
     sampling: Any = None
     library_accounting: Any = None
     to_dict: Callable | None = None
+    max_runs_per_call: Any = None
     validated: bool = False
 
 
@@ -309,4 +311,4 @@ def read_algorithm(obj) -> AlgorithmCapabilities:
         performed_is_shuffle=_member(obj, "performed_is_shuffle", False),
         sampling=_member(obj, "sampling"),
         library_accounting=_member(obj, "library_accounting"),
-        to_dict=_member(obj, "to_dict"))
+        to_dict=_member(obj, "to_dict"), max_runs_per_call=_member(obj, "max_runs_per_call"))
