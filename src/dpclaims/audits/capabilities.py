@@ -27,6 +27,11 @@ Capabilities
 :class:`HasStep`                 ``step(state, batch, rng)``, ``step_sensitivity``,
                                  ``random_states(rng, n)``
 :class:`HasPerformedSampling`    ``performed_event``, ``performed_is_shuffle``
+:class:`HasSampling`             ``sampling``: the sampler performed, a
+                                 :class:`~dpclaims.analysis.sampling.Sampling`
+:class:`HasLibraryAccounting`    ``library_accounting``: a library's own accountant's
+                                 reading (``name``, ``epsilon``, ``delta``,
+                                 ``relation``, ``assumes``)
 ===============================  =========================================================
 
 A mechanism may also have ``records`` (a hypothesis strategy of records),
@@ -123,6 +128,26 @@ class HasPerformedSampling(Protocol):
     performed_is_shuffle: bool
 
 
+@runtime_checkable
+class HasSampling(Protocol):
+    """``sampling``: the sampler the run performs, a
+    :class:`~dpclaims.analysis.sampling.Sampling` (its kind, N, B and steps); the
+    accounting of the sampling performed follows it
+    (:mod:`dpclaims.claims.checks.performed_sampling`)."""
+
+    sampling: Any
+
+
+@runtime_checkable
+class HasLibraryAccounting(Protocol):
+    """``library_accounting``: what a library's own privacy accountant says of the run, a
+    mapping ``{"name": "d3p's DPSVI.get_epsilon", "epsilon": float, "delta": float,
+    "relation": str, "assumes": sampling kind}``; a reading of its own, checked against
+    the sampling performed (:mod:`dpclaims.claims.checks.performed_sampling`)."""
+
+    library_accounting: Any
+
+
 class WholeRunAlgorithm:
     """Base of the families' whole runs: the algorithm protocol with every optional hook
     absent (None) until a subclass defines it.
@@ -145,6 +170,8 @@ class WholeRunAlgorithm:
     random_states = None
     performed_event = None
     performed_is_shuffle = False
+    sampling = None
+    library_accounting = None
 
     def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must define run(data, rng, n_runs)")
@@ -218,6 +245,7 @@ class AlgorithmCapabilities:
     sampling: Any = None
     starting_points: Any = None
     with_start: Any = None
+    library_accounting: Any = None
     to_dict: Callable | None = None
     max_runs_per_call: Any = None
     validated: bool = False
@@ -288,4 +316,5 @@ def read_algorithm(obj) -> AlgorithmCapabilities:
         performed_is_shuffle=_member(obj, "performed_is_shuffle", False),
         sampling=_member(obj, "sampling"), starting_points=_member(obj, "starting_points"),
         with_start=_callable_member(obj, "with_start"),
+        library_accounting=_member(obj, "library_accounting"),
         to_dict=_member(obj, "to_dict"), max_runs_per_call=_member(obj, "max_runs_per_call"))

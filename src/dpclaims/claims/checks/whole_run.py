@@ -12,8 +12,11 @@ the accounting of the sampling performed):
     (inconclusive, :func:`~dpclaims.claims.checks.bounds.search_verdict`).
 ``<name>/accounting``  (when its claim has a dp_event) the whole-run event recomputed by
     every accountant (the same check as for a mechanism).
-``<name>/accounting-as-performed``  (when it has ``performed_event``) the claim accounted
-    for the sampling really performed (:func:`check_performed_sampling`).
+``<name>/accounting-as-performed``  (when it has ``sampling`` or ``performed_event``) the
+    claim accounted for the sampling really performed (:func:`check_performed_sampling`).
+``<name>/library-accounting``  (when it has ``library_accounting``) a library's own
+    accountant as a reading of its own, against the sampling performed
+    (:func:`~dpclaims.claims.checks.performed_sampling.check_library_accounting`).
 ``<name>/whole-run-audit``  (always) :func:`~dpclaims.audits.whole_run.audit_whole_run`
     with the gradient canary (or the input-space canary), under the algorithm's threat
     model: ``refuted`` when the Clopper-Pearson certificate exceeds the claimed epsilon
@@ -52,6 +55,12 @@ from dpclaims.audits.whole_run import (
     validate_algorithm,
 )
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds, search_verdict
+from dpclaims.claims.checks.performed_sampling import (
+    check_declared_sampling,
+    check_library_accounting,
+    read_library_accounting,
+    read_sampling,
+)
 from dpclaims.claims.core import Claim, InputError, Reading, ReadingKind, Verdict
 from dpclaims.claims.kernel import Claimed, decide, not_checkable
 from dpclaims.property_tests.sensitivity import check_sensitivity
@@ -146,8 +155,12 @@ def check_step_sensitivity(alg, max_examples: int, seed: int) -> Verdict | None:
 
 
 def check_performed_sampling(alg, seed: int) -> list[Verdict]:
-    """The claim accounted for the sampling the algorithm really performs
-    (``performed_event``, e.g. a shuffled pass: one unamplified Gaussian per epoch).
+    """The claim accounted for the sampling the algorithm really performs: its declared
+    ``sampling`` (a :class:`~dpclaims.analysis.sampling.Sampling`; the accounting follows
+    it, :func:`~dpclaims.claims.checks.performed_sampling.check_declared_sampling`), else
+    its ``performed_event`` (e.g. a shuffled pass: one unamplified Gaussian per epoch).
+    A ``performed_event`` that disagrees with a declared ``sampling`` is bad input
+    (InputError).
 
     Two readings, each decided by the verdict kernel on the accountants' certified
     bounds (:func:`~dpclaims.claims.checks.bounds.epsilon_bounds`; the query is the
@@ -170,9 +183,11 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
     ``performed_event`` is what the algorithm performs: one reading, ``as performed``,
     decided on the event's certified bracket.
 
-    [] without ``performed_event``.
+    [] without ``sampling`` and ``performed_event``.
     """
     alg = read_algorithm(alg)
+    if alg.sampling is not None:
+        return check_declared_sampling(alg, seed)
     event = alg.performed_event
     if event is None:
         return []
@@ -277,6 +292,8 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
     """
     try:
         alg = validate_algorithm(alg)
+        read_sampling(alg.sampling)          # bad input before any check runs
+        read_library_accounting(alg.library_accounting)
         verdicts = []
         tick("property test of the update's sensitivity")
         v = check_step_sensitivity(alg, budget.max_examples, seed)
@@ -288,6 +305,7 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
             if v is not None:
                 verdicts.append(replace(v, claim=replace(v.claim, location="user algorithm")))
         verdicts += check_performed_sampling(alg, seed)
+        verdicts += check_library_accounting(alg, seed)
         tick("whole-run audit")
         v, w = check_whole_run_audit(alg, budget.n_trials, budget.alpha, seed, budget.workers,
                                      pilot_runs=budget.pilot_trials)
