@@ -231,14 +231,14 @@ def train(data, n_valid, key, *, dp_scale: float):
         idx = fixed_size_batch(d3p.random.fold_in(batchifier_state, i), n_valid, pad_to)
         return jnp.take(x, idx, axis=0), jnp.take(is_canary, idx, axis=0)
 
-    state = dpsvi.init(rng_key, *get_batch(0))
+    state = dpsvi.init(rng_key, *get_batch(jnp.uint32(0)))
     start = flat_params(dpsvi, state)
 
     def step(state, i):
         state, _ = dpsvi.update(state, *get_batch(i))
         return state, flat_params(dpsvi, state)
 
-    _, trace = jax.lax.scan(step, state, jnp.arange(STEPS))
+    _, trace = jax.lax.scan(step, state, jnp.arange(STEPS, dtype=jnp.uint32))
     return jnp.concatenate([start[None], trace])
 
 
