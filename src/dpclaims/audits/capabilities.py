@@ -31,7 +31,8 @@ Capabilities
 
 A mechanism may also have ``records`` (a hypothesis strategy of records),
 ``neighbouring_pairs()`` and ``score``; an algorithm ``step_batch_size`` /
-``batch_size``, its own ``relation`` and ``to_dict()``.
+``batch_size``, its own ``relation``, ``to_dict()`` and ``max_runs_per_call`` (the runs
+of one underlying call, e.g. a compiled chunk: the audit's blocks are multiples of it).
 """
 
 from __future__ import annotations
@@ -212,6 +213,7 @@ class AlgorithmCapabilities:
     performed_event: Any = None
     performed_is_shuffle: Any = False
     to_dict: Callable | None = None
+    max_runs_per_call: Any = None
     validated: bool = False
 
 
@@ -278,4 +280,4 @@ def read_algorithm(obj) -> AlgorithmCapabilities:
         step_batch_size=_member(obj, "step_batch_size"), batch_size=_member(obj, "batch_size"),
         relation=_member(obj, "relation", ""), performed_event=_member(obj, "performed_event"),
         performed_is_shuffle=_member(obj, "performed_is_shuffle", False),
-        to_dict=_member(obj, "to_dict"))
+        to_dict=_member(obj, "to_dict"), max_runs_per_call=_member(obj, "max_runs_per_call"))

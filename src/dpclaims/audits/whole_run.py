@@ -46,6 +46,9 @@ Optional:
     previous release.
 ``trace_reduction`` : {"sum", "max-per-epoch"} and ``epoch_length`` : int
     How the projections <update_s, u> / C are combined (default "sum").
+``max_runs_per_call`` : int
+    The runs of one underlying call (a compiled chunk of :mod:`dpclaims.adapters.jax`):
+    :func:`audit_whole_run` makes its default blocks whole multiples of it.
 ``step(state, batch, rng) -> (n, k)``, ``step_sensitivity``, ``random_states(rng, n) -> (n, P)``
     One noisy release from given states (n, P) on a given batch, for the property test
     of the update's sensitivity from random states
@@ -234,6 +237,8 @@ def validate_algorithm(obj) -> AlgorithmCapabilities:
                                     f"{TRACE_REDUCTIONS}, got {red!r}")
     if red == "max-per-epoch":
         check_count(caps.epoch_length, "epoch_length")
+    if caps.max_runs_per_call is not None:
+        check_count(caps.max_runs_per_call, "max_runs_per_call")
     if caps.step is not None:
         for attr, value in (("step_sensitivity", caps.step_sensitivity),
                             ("random_states", caps.random_states)):
@@ -544,7 +549,9 @@ def audit_whole_run(algorithm, n_runs: int, *, canary: str | None = None,
         Processes.
     block_size : int, optional
         Runs per block; default: as many as keep a block's releases under
-        :data:`BLOCK_FLOATS` floats (measured on a probe of two runs), at most 65,536.
+        :data:`BLOCK_FLOATS` floats (measured on a probe of two runs), at most 65,536,
+        rounded down to a multiple of the algorithm's ``max_runs_per_call`` when it
+        declares one (at least one such call).
 
     Returns
     -------
@@ -569,6 +576,9 @@ def audit_whole_run(algorithm, n_runs: int, *, canary: str | None = None,
             f"algorithm {algorithm.name!r}: run(data, rng, n_runs=2)")
         per_run = max(1, probe[0].size)
         block_size = int(min(65_536, max(256, BLOCK_FLOATS // per_run)))
+        chunk = algorithm.max_runs_per_call
+        if chunk:  # whole chunks of the algorithm's own calls (e.g. a compiled shape)
+            block_size = max(chunk, block_size // chunk * chunk)
     mech = RunMechanism(algorithm, canary, statistic)
     score = first_column if statistic.startswith("trace-") and statistic != "trace-sum-fisher" \
         else "fisher"
