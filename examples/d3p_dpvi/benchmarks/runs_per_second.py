@@ -10,9 +10,8 @@ import argparse
 import os
 import time
 
-import numpy as np
-
 import d3p_dpvi
+import numpy as np
 
 
 def main() -> None:
