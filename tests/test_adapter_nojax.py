@@ -25,9 +25,13 @@ from dpclaims.audits.mechanism import PrivacyClaim
 @pytest.fixture
 def no_jax(monkeypatch):
     """``import jax`` fails (a None entry in sys.modules makes the import raise), and the
-    adapter module is imported afresh under it."""
+    adapter module is imported afresh under it (the module imported before is put back
+    afterwards)."""
+    import dpclaims.adapters
+
     monkeypatch.setitem(sys.modules, "jax", None)
     monkeypatch.delitem(sys.modules, "dpclaims.adapters.jax", raising=False)
+    monkeypatch.delattr(dpclaims.adapters, "jax", raising=False)   # restored afterwards
     return importlib.import_module("dpclaims.adapters.jax")
 
 
@@ -81,3 +85,31 @@ def test_dict_datasets_as_records():
         add_record(d, {"x": np.zeros(3), "y": 0.0})
     with pytest.raises(ValueError, match="share their leading"):
         n_records({"x": np.zeros(2), "y": np.zeros(3)})
+
+
+class _Chunked:
+    """A numpy whole run (one Gaussian release of a clipped sum, final iterate) that
+    declares ``max_runs_per_call``."""
+
+    name = "chunked"
+    threat_model = "final-iterate"
+    max_runs_per_call = 300
+
+    def __init__(self):
+        self.claim = PrivacyClaim(1.0, 1e-5, "add-remove")
+        self.data = np.zeros((5, 1))
+        self.input_canary = np.ones(1)
+
+    def run(self, data, rng, n_runs):
+        return np.asarray(data).sum() + 4.0 * rng.standard_normal((n_runs, 1))
+
+
+def test_audit_whole_run_blocks_are_multiples_of_max_runs_per_call():
+    from dpclaims.audits.whole_run import audit_whole_run, validate_algorithm
+
+    res = audit_whole_run(_Chunked(), 2000, seed=0)
+    assert res.block_size % 300 == 0 and res.block_size >= 300
+    bad = _Chunked()
+    bad.max_runs_per_call = 0
+    with pytest.raises(ValueError, match="max_runs_per_call must be an integer >= 1"):
+        validate_algorithm(bad)

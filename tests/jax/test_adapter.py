@@ -172,3 +172,42 @@ def test_the_worked_example_of_docs_jax_md_runs(tmp_path, monkeypatch):
     assert alg.run(pair.d1, np.random.default_rng(0), 3).shape == (3, 4, 2)
     copy = pickle.loads(pickle.dumps(alg))
     assert np.array_equal(copy.run(copy.data, np.random.default_rng(0), 3), out)
+
+
+def _runs_in_child(alg, seed, n):
+    return alg.run(alg.data, np.random.default_rng(seed), n), alg._fn is not None
+
+
+def test_a_spawned_worker_rebuilds_the_compiled_function_and_gives_the_same_runs(alg):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    alg.run(alg.data, np.random.default_rng(0), 2)            # compiled in this process
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        out, compiled = pool.submit(_runs_in_child, alg, 8, 300).result(timeout=300)
+    assert compiled
+    assert np.array_equal(out, alg.run(alg.data, np.random.default_rng(8), 300))
+
+
+def _params_dict(data, n_valid, key):
+    """A final iterate as a parameter dict, as NumPyro and d3p return it."""
+    k1, k2 = jax.random.split(key)
+    return {"scale": jax.random.normal(k1, (1,)) + n_valid,
+            "loc": data["x"].sum(0) + jax.random.normal(k2, (2,))}
+
+
+def test_a_final_iterate_given_as_a_parameter_dict_is_flattened():
+    base = jax_dpsgd.make_dpsgd(chunk=8)
+    alg = JaxAlgorithm(name="dict-params", claim=base.claim, threat_model="final-iterate",
+                       train=_params_dict, data=base.data, chunk=8)
+    out = alg.run(alg.data, np.random.default_rng(0), 3)
+    assert out.shape == (3, 3)                       # "loc" (2) then "scale" (1): key order
+    assert np.allclose(out[:, 2].mean(), 20.0, atol=3.0)
+
+
+def test_a_full_trace_given_as_a_dict_is_an_error():
+    base = jax_dpsgd.make_dpsgd(chunk=8)
+    alg = JaxAlgorithm(name="dict-trace", claim=base.claim, threat_model="full-trace",
+                       train=_params_dict, data=base.data, chunk=8)
+    with pytest.raises(InvalidMechanismError, match="one array per run.*got dict"):
+        alg.run(alg.data, np.random.default_rng(0), 3)

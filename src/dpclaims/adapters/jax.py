@@ -148,7 +148,9 @@ class JaxAlgorithm(WholeRunAlgorithm):
         What ``train`` returns: the final iterate, shape (P,), or the trace of the S
         released statistics, shape (S, k).
     train : callable
-        ``train(data, n_valid, key) -> array``: one run. ``data`` is the dataset as JAX
+        ``train(data, n_valid, key) -> array``: one run (for the final iterate, a pytree
+        of arrays such as a parameter dict is flattened into (P,) by
+        ``jax.flatten_util.ravel_pytree``, leaves in key order). ``data`` is the dataset as JAX
         arrays padded to ``pad_to`` rows, ``n_valid`` an int32 scalar (rows >= n_valid
         are padding the function must ignore), ``key`` a raw threefry PRNG key (uint32
         (2,), as :func:`jax.random.PRNGKey` makes; ``make_key`` changes it). Must be
@@ -285,12 +287,16 @@ class JaxAlgorithm(WholeRunAlgorithm):
         Raises ImportError (naming ``pip install 'dpclaims[jax]'``) without JAX."""
         if self._fn is None:
             jax = import_jax()
+            from jax.flatten_util import ravel_pytree
+
             train, make_key = self.train, self.make_key
-            if make_key is None:
-                one = train
-            else:
-                def one(data, n_valid, key_data):
-                    return train(data, n_valid, make_key(key_data))
+            final = self.threat_model == "final-iterate"
+
+            def one(data, n_valid, key_data):
+                out = train(data, n_valid, key_data if make_key is None else make_key(key_data))
+                if final and not isinstance(out, jax.Array):
+                    out = ravel_pytree(out)[0]      # e.g. a NumPyro / d3p parameter dict
+                return out
             self._fn = jax.jit(jax.vmap(one, in_axes=(None, None, 0)))
         return self._fn
 
@@ -338,6 +344,11 @@ class JaxAlgorithm(WholeRunAlgorithm):
         # dispatch every chunk first (JAX runs them asynchronously), then read them back
         outs = [fn(device_data, valid, keys[c * self.chunk:(c + 1) * self.chunk])
                 for c in range(n_chunks)]
+        if not isinstance(outs[0], jax.Array):
+            raise InvalidMechanismError(
+                f"algorithm {self.name!r}: its train function must return one array per run "
+                f"((S, k) for the full trace), got {type(outs[0]).__name__}: stack the steps' "
+                "releases into one array")
         out = np.concatenate([np.asarray(o, dtype=np.float64) for o in outs])[:n]
         want = 2 if self.threat_model == "final-iterate" else 3
         if out.ndim != want:
