@@ -74,7 +74,7 @@ lock: $(BIN)/python
 ## .venv-d3p: dpclaims' lock plus the JAX stack d3p 0.2.0 runs on, pinned with hashes in
 ## examples/d3p_dpvi/requirements-d3p.txt and installed with --no-deps (jax-chacha-prng
 ## declares numpy < 2; pip's resolver would downgrade numpy and take a jax d3p cannot
-## import). 6.3 min from a clean clone on a loaded machine, 2.1 CPU-min (docs/benchmarks.md).
+## import). From a clean clone 1.9 min at load 2-3, 6.3 at load 7-10 (docs/benchmarks.md).
 D3P_VENV  := .venv-d3p
 D3P_BIN   := $(D3P_VENV)/bin
 D3P_REQ   := examples/d3p_dpvi/requirements-d3p.txt
