@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements.lock
 UV     := uv==0.13.9
 
-.PHONY: audit test test-install test-quick lint install lock clean
+.PHONY: audit test test-install test-quick test-d3p lint install lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -73,8 +73,29 @@ lock: $(BIN)/python
 	$(BIN)/uv pip compile pyproject.toml --extra test --generate-hashes --python-version 3.11 \
 		--quiet $(if $(UPGRADE),--upgrade) -o $(LOCK)
 
+## The d3p example (examples/d3p_dpvi) and the JAX tests (tests/needs_jax) in their own venv,
+## .venv-d3p: dpclaims' lock plus the JAX stack d3p 0.2.0 runs on, pinned with hashes in
+## examples/d3p_dpvi/requirements-d3p.txt and installed with --no-deps (jax-chacha-prng
+## declares numpy < 2; pip's resolver would downgrade numpy and take a jax d3p cannot
+## import). From a clean clone 1.9 min at load 2-3, 6.3 at load 7-10 (docs/benchmarks.md).
+D3P_VENV  := .venv-d3p
+D3P_BIN   := $(D3P_VENV)/bin
+D3P_REQ   := examples/d3p_dpvi/requirements-d3p.txt
+D3P_STAMP := $(D3P_VENV)/.installed
+
+$(D3P_STAMP): pyproject.toml $(LOCK) $(D3P_REQ) examples/d3p_dpvi/pyproject.toml
+	$(PYTHON) -m venv $(D3P_VENV)
+	$(D3P_BIN)/python -m pip install --quiet --upgrade pip
+	$(D3P_BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(D3P_BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(D3P_REQ)
+	$(D3P_BIN)/python -m pip install --quiet --no-deps -e . -e examples/d3p_dpvi
+	touch $(D3P_STAMP)
+
+test-d3p: $(D3P_STAMP)
+	$(D3P_BIN)/python -m pytest -q -p no:xdist tests/needs_jax examples/d3p_dpvi/tests
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) reports/audit-dpsep .pytest_cache .hypothesis docs/_build
+	rm -rf $(VENV) $(D3P_VENV) reports/audit-dpsep .pytest_cache .hypothesis docs/_build
