@@ -24,7 +24,7 @@ from dpclaims.audits.adversarial import (
     candidate_datasets,
     dataset_summary,
 )
-from dpclaims.audits.mechanism import PrivacyClaim
+from dpclaims.audits.mechanism import InvalidMechanismError, PrivacyClaim
 from dpclaims.audits.trace_statistics import (
     candidate_statistics,
     likelihood_ratio_parameters,
@@ -239,3 +239,27 @@ def test_a_candidate_the_algorithm_refuses_is_listed_and_skipped():
     assert set(skipped) == {"aligned against", "aligned with"}
     assert "ordinary record" in skipped["aligned against"]["not_run"]
     assert w.dataset not in skipped and "not run" in dataset_summary(w)
+
+
+def test_dict_datasets_are_searched_like_tuples():
+    """A JAX/NumPyro algorithm's data is a dict of arrays (dpclaims.adapters.jax): the
+    candidate datasets are built, resized and told apart for dicts too (a dict dataset
+    crashed the search: issue 40's JAX example)."""
+    from types import SimpleNamespace
+
+    from dpclaims.audits import adversarial as adv
+    from dpclaims.audits.search import _key
+
+    data = {"x": np.arange(10.0, dtype=np.float32).reshape(5, 2),
+            "flag": np.zeros(5, dtype=np.float32)}
+    minus = {"x": np.zeros(2), "flag": np.float64(-1.0)}
+    aligned = adv._like(data, adv._uniform(minus, 5))
+    assert aligned["flag"].dtype == np.float32 and np.all(aligned["flag"] == -1)
+    assert aligned["x"].shape == (5, 2)
+    resized = adv._resized(data, 7)
+    assert resized["x"].shape == (7, 2) and np.array_equal(resized["x"][5], data["x"][0])
+    p = SimpleNamespace(d0=data, d1=aligned)  # _key reads only the two datasets
+    q = SimpleNamespace(d0=dict(data), d1=dict(aligned))
+    assert _key(p) == _key(q) and _key(p) != _key(SimpleNamespace(d0=aligned, d1=data))
+    with pytest.raises(InvalidMechanismError, match="fields"):
+        adv._like(data, {"x": data["x"]})

@@ -115,22 +115,32 @@ class DatasetCandidate:
 
 
 def _uniform(record, n: int):
-    """A dataset of n copies of ``record`` (array or tuple record)."""
+    """A dataset of n copies of ``record`` (an array, tuple or dict record)."""
+    if isinstance(record, dict):
+        return {k: _uniform(v, n) for k, v in record.items()}
     if isinstance(record, tuple):
         return tuple(np.repeat(np.asarray(c)[None], n, axis=0) for c in record)
     return np.repeat(np.asarray(record)[None], n, axis=0)
 
 
 def _resized(data, size: int):
-    """``data`` trimmed or repeated cyclically to ``size`` records."""
+    """``data`` (array, tuple or dict of arrays) trimmed or repeated cyclically to ``size``
+    records."""
     idx = np.arange(size) % n_records(data)
+    if isinstance(data, dict):
+        return {k: np.asarray(v)[idx] for k, v in data.items()}
     if isinstance(data, tuple):
         return tuple(np.asarray(c)[idx] for c in data)
     return np.asarray(data)[idx]
 
 
 def _like(data, dataset):
-    """``dataset`` cast to the dtypes of ``data``'s components."""
+    """``dataset`` cast to the dtypes of ``data``'s components (and a dict's keys)."""
+    if isinstance(data, dict):
+        if set(dataset) != set(data):
+            raise InvalidMechanismError(f"a canary record has the fields {sorted(dataset)}, "
+                                        f"the data {sorted(data)}")
+        return {k: np.asarray(dataset[k], dtype=np.asarray(v).dtype) for k, v in data.items()}
     if isinstance(data, tuple):
         return tuple(np.asarray(d, dtype=np.asarray(c).dtype) for c, d in
                      zip(data, dataset, strict=True))

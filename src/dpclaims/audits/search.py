@@ -100,9 +100,14 @@ def _pattern_pairs(domain, base, relation) -> list[NeighbouringPair]:
 
 
 def _key(pair: NeighbouringPair) -> tuple:
+    """A hashable key of a pair's datasets (array, tuple or dict of arrays), for removing
+    duplicate candidates."""
     def b(d):
-        comps = d if isinstance(d, tuple) else (d,)
-        return tuple((np.asarray(c).shape, np.asarray(c, dtype=float).tobytes()) for c in comps)
+        if isinstance(d, dict):
+            return tuple((k, b(d[k])) for k in sorted(d))
+        if isinstance(d, tuple):
+            return tuple(b(c) for c in d)
+        return np.asarray(d).shape, np.asarray(d, dtype=float).tobytes()
     return b(pair.d0), b(pair.d1)
 
 
