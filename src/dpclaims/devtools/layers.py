@@ -6,6 +6,8 @@ The import directions of docs/architecture.md are the only ones allowed. Every
 ======  ==============================================================
 0       ``dpclaims.analysis``
 1       ``dpclaims.data``
+1.5     ``dpclaims.execution.processes`` (how worker processes start and how a lost one is
+        reported; the audit engine's pools and the checks' runner both use it)
 2       ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
 2.5     ``dpclaims.algorithms`` (the reference implementations, one package per algorithm
         family; ``dpclaims.families`` is its deprecated alias, which imports nothing of
@@ -44,7 +46,8 @@ import ast
 import sys
 from pathlib import Path
 
-LAYERS = {"analysis": 0, "data": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
+LAYERS = {"analysis": 0, "data": 1, "execution.processes": 1.5, "property_tests": 2,
+          "audits": 2, "mechanisms": 2,
           "algorithms": 2.5, "families": 2.5, "execution": 3,
           "testing": 4.2, "pytest_plugin": 4.3, "plugin": 4.3, "claims": 4, "claims.checks": 4.2,
           "papers": 4.4, "reports": 5, "cli": 6, "cli_data": 6,
