@@ -244,6 +244,11 @@ class AuditResult:
 
 _WORKER: dict = {}
 
+#: Spawned workers write the training outputs into a named shared-memory block (True)
+#: rather than send them back through the pool's pipe (False; kept for
+#: benchmarks/bench_workers.py, which measures both).
+_SPAWN_SHARES_TRAINING = True
+
 
 def _init_worker(mechanism, datasets) -> None:
     # one BLAS thread per worker process: with the default (one per core) two workers
@@ -515,7 +520,7 @@ class _Trials:
             else:
                 payload, sources = _pickled_for_workers(mechanism, datasets, self.start)
                 buffer = (_shared_training_buffer(plan.n_train, plan.shape, "spawn")
-                          if needs_buffer else None)
+                          if needs_buffer and _SPAWN_SHARES_TRAINING else None)
                 if buffer is not None:
                     self.shared, self.memory = buffer
                 initializer = _init_spawned_worker
