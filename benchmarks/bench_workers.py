@@ -16,8 +16,13 @@ one block takes about 2.6 s on one core here, each new block shape a compile of 
 default threads) and with 2 workers (spawned: JAX is imported, so forking is unsafe;
 one compute thread each), alternating, ``--repeats`` times each; every result must be
 identical. The ratio is the median 1-worker time over the median 2-worker time of
-this run. ``os.getloadavg()`` is printed before and after each audit: on a shared
-machine the other processes' load is what a ratio cannot control.
+this run. The workers keep this process's XLA threads (results depend on them);
+run once more with ``XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1"`` in the environment for one XLA thread per process,
+the 1-worker audit included. ``os.getloadavg()`` is printed before
+and after each audit, and the CPU seconds the audit used (this process and its
+reaped workers): on a shared machine the other processes' load is what a ratio
+cannot control.
 
 Part 2, numpy. A 32-coordinate Gaussian sum (the audit-throughput benchmark's), 10^6
 trials: 1 worker; 2 workers forked (the plain case, unchanged); 2 workers spawned
@@ -40,6 +45,7 @@ import numpy as np
 from dpclaims.audits import core
 from dpclaims.audits.core import audit
 from dpclaims.audits.mechanism import PrivacyClaim, replace_one
+
 try:
     from dpclaims.execution.processes import StartMethod
 except ImportError:  # an older dpclaims (the comparison with main)
@@ -97,12 +103,20 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def _cpu() -> float:
+    import resource
+
+    return sum(r.ru_utime + r.ru_stime for r in (
+        resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def _timed(label, fn):
-    before = _load()
+    before, cpu = _load(), _cpu()
     t0 = time.perf_counter()
     result = fn()
     seconds = time.perf_counter() - t0
-    print(f"  {label:<34} {seconds:8.2f} s   load {before} -> {_load()}", flush=True)
+    print(f"  {label:<34} {seconds:8.2f} s  {_cpu() - cpu:8.1f} CPU-s   load {before} -> "
+          f"{_load()}", flush=True)
     return seconds, json.dumps(result.to_dict(), sort_keys=True)
 
 
@@ -162,7 +176,8 @@ def main() -> int:
     parser.add_argument("--jax-trials", type=int, default=1_000_000)
     args = parser.parse_args()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
-          f"python {sys.version.split()[0]}, load {_load()}")
+          f"python {sys.version.split()[0]}, load {_load()}, "
+          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}")
     if args.part in ("numpy", "all"):
         numpy_part(args.repeats)
     if args.part in ("jax", "all"):

@@ -120,7 +120,6 @@ from dpclaims.execution.processes import (
     collect,
     current_worker_timeout,
     default_worker_timeout,
-    limit_torch_threads,
     limit_worker_threads,
     load_for_worker,
     pickle_for_workers,
@@ -250,21 +249,18 @@ _WORKER: dict = {}
 _SPAWN_SHARES_TRAINING = True
 
 
-def _init_worker(mechanism, datasets) -> None:
+def _init_worker(mechanism, datasets, limit_openmp: bool = False) -> None:
     # one BLAS thread per worker process: with the default (one per core) two workers
     # on two cores ran four threads and a 32-coordinate Gaussian audit was no faster
     # than one process (issue 23); the audit's parallelism is its processes. OpenMP on
-    # one thread too: a team of one never uses a libgomp pool the parent had started
-    # before the fork (dpclaims.execution.processes), which a larger team waits for
-    from threadpoolctl import threadpool_limits
-
+    # one thread when the parent's libgomp pool had started before the fork: a team of
+    # one never uses it, a larger team waits for it forever (execution.processes)
     _WORKER.update(mechanism=mechanism, datasets=datasets,
-                   blas=threadpool_limits(limits=1, user_api="blas"),
-                   openmp=threadpool_limits(limits=1, user_api="openmp"))
+                   limits=limit_worker_threads(openmp=limit_openmp))
 
 
 def _init_spawned_worker(name: str, payload: bytes, sources: list, shared, ready) -> None:
-    """A spawned worker's start: one compute thread per library, then the mechanism and
+    """A spawned worker's start: one BLAS thread, then the mechanism and
     datasets unpickled (the files of ``sources`` loaded first) and the shared training
     buffer (``(name, shape)`` or None) attached by name. A mechanism that does not load
     here is reported by every task (:func:`_run_in_worker`), not by a broken pool.
@@ -272,7 +268,7 @@ def _init_spawned_worker(name: str, payload: bytes, sources: list, shared, ready
     from the first."""
     try:
         worker_signals()
-        limits = limit_worker_threads()  # before the mechanism's modules are imported
+        limits = limit_worker_threads()
         try:
             mechanism, datasets = load_for_worker(payload, sources)
         except Exception as exc:  # noqa: BLE001  (reported by the tasks, named)
@@ -283,8 +279,7 @@ def _init_spawned_worker(name: str, payload: bytes, sources: list, shared, ready
                 "function, not in a script run with python -c or in a notebook); or run "
                 "with workers=1")
             return
-        limit_torch_threads()
-        _WORKER.update(mechanism=mechanism, datasets=datasets, blas=limits)
+        _WORKER.update(mechanism=mechanism, datasets=datasets, limits=limits)
         if shared is not None:
             from multiprocessing import shared_memory
 
@@ -509,11 +504,12 @@ class _Trials:
                         or default_worker_timeout(plan.probe_seconds_per_output,
                                                   plan.block_size))
         if client is None and plan.workers > 1:
-            self.start = start_method(one_thread=True)  # _init_worker: OpenMP on one
+            self.start = start_method(one_thread=True)  # _init_worker limits OpenMP
             needs_buffer = plan.score.given_scorer() is None and plan.n_train > 0
             ctx = multiprocessing.get_context(self.start.method)
             if self.start.method == "fork":
-                initializer, initargs = _init_worker, (mechanism, datasets)
+                initializer = _init_worker
+                initargs = (mechanism, datasets, self.start.limit_openmp)
                 if needs_buffer:  # raw training outputs come back: share
                     self.shared = _shared_training_buffer(plan.n_train, plan.shape)
                 _WORKER["shared"] = self.shared  # inherited by the forked workers
@@ -671,8 +667,9 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         :func:`~dpclaims.execution.start_method`: forked where the platform has fork and
         no threaded runtime (JAX, PyTorch, TensorFlow, a started OpenMP pool) is loaded;
         otherwise spawned, and the mechanism and datasets must then pickle (their
-        classes and functions importable, at module level). Each worker computes on one
-        thread.
+        classes and functions importable, at module level). Each worker runs one BLAS
+        thread; other libraries (XLA, PyTorch) keep this process's thread settings,
+        which their results can depend on (:mod:`dpclaims.execution.processes`).
     client : dask.distributed.Client, optional
         Run the blocks on a Dask cluster instead (mechanism and data are scattered
         once); ``workers`` is then ignored.

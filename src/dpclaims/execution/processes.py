@@ -25,10 +25,11 @@ of a JAX algorithm with ``--workers 2`` (issue 40: 300 s, no output). The rule:
   waits for them forever, while a team of one never touches the pool. Checked on this
   project's stack: after a ``HistGradientBoostingClassifier`` fit in the parent, a
   forked child's fit hung (killed after 20 s), and the same fit under
-  ``threadpool_limits(1, "openmp")`` finished. An audit's workers compute on one thread
-  (below), OpenMP included, so for them (``one_thread=True``) a started OpenMP pool does
-  not prevent fork; and the run does not change where it runs (or require a picklable
-  mechanism) because an earlier check fitted a classifier. A check run by
+  ``threadpool_limits(1, "openmp")`` finished. An audit's forked workers then run
+  OpenMP on one thread (``one_thread=True``, :attr:`StartMethod.limit_openmp`), so for
+  them a started OpenMP pool does not prevent fork; and the run does not change where it
+  runs (or require a picklable mechanism) because an earlier check fitted a
+  classifier. A check run by
   :class:`~dpclaims.execution.CheckTimer` runs at full width, so for it a started pool
   does.
 * **spawn** otherwise: a fresh interpreter that inherits no thread. The objects the
@@ -44,11 +45,18 @@ them into ``run_info.json``, with the reason.
 
 Threads in the workers (:func:`limit_worker_threads`)
 -----------------------------------------------------
-The audit's parallelism is its processes: each spawned worker gets one compute thread
-where the library allows it (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
-``MKL_NUM_THREADS`` = 1 and threadpoolctl's limits; for XLA, ``XLA_FLAGS`` with
-``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``; PyTorch's
-``set_num_threads(1)``), so that two workers on two cores do not oversubscribe them.
+A worker computes as this process would, so that the audit's result does not depend on
+where its blocks run. Each worker runs one BLAS thread (threadpoolctl; as since issue
+23: two workers on two cores had run four BLAS threads). Other libraries keep the
+thread settings this process has, because their thread count can change their
+results: XLA with ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``
+gave float32 outputs one ulp away from XLA's default on blocks of 2 and 3,392 runs of
+a vmapped noisy gradient descent (not on blocks of 65,536), which moved an audit's
+threshold and AUROC in the tenth digit. To run JAX on one thread per worker without
+that, set those flags in ``XLA_FLAGS`` for the whole run (this process included):
+spawned workers inherit the environment. The exception is a forked worker in a
+process whose OpenMP pool has started: it runs OpenMP on one thread, the price of not
+hanging (an OpenMP-parallel release may then round differently from one worker's).
 
 Lost workers (:class:`WorkerLostError`, :func:`collect`)
 --------------------------------------------------------
@@ -79,14 +87,6 @@ from dataclasses import dataclass
 #: imported in this process, workers are spawned, never forked.
 THREADED_MODULES = ("jax", "jaxlib", "torch", "tensorflow")
 
-#: Environment of a spawned worker: one compute thread per library.
-WORKER_ENVIRONMENT = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                      "MKL_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1",
-                      "NUMEXPR_NUM_THREADS": "1"}
-
-#: XLA's flags for one CPU compute thread (appended to a worker's ``XLA_FLAGS``).
-XLA_WORKER_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
-
 #: The least default worker timeout, seconds (:func:`default_worker_timeout`).
 MIN_WORKER_TIMEOUT = 600.0
 
@@ -102,10 +102,13 @@ class WorkerLostError(RuntimeError):
 
 @dataclass(frozen=True)
 class StartMethod:
-    """How worker processes start: ``method`` ("fork" or "spawn") and why."""
+    """How worker processes start: ``method`` ("fork" or "spawn") and why;
+    ``limit_openmp``: forked workers must run OpenMP on one thread (this process's
+    OpenMP pool has started)."""
 
     method: str
     reason: str
+    limit_openmp: bool = False
 
     def to_dict(self) -> dict:
         return {"method": self.method, "reason": self.reason}
@@ -120,8 +123,9 @@ def start_method(one_thread: bool = False) -> StartMethod:
     Parameters
     ----------
     one_thread : bool, default False
-        The workers limit OpenMP to one thread before running anything (an audit's
-        block workers do): a started OpenMP pool in this process is then no hazard.
+        The workers can run OpenMP on one thread (an audit's block workers can): a
+        started OpenMP pool in this process is then no reason to spawn, and the result
+        says ``limit_openmp``.
 
     Returns
     -------
@@ -150,7 +154,7 @@ def start_method(one_thread: bool = False) -> StartMethod:
         return StartMethod("spawn", started)
     if started:
         return StartMethod("fork", f"{started}, but the workers run OpenMP on one thread, "
-                                   "which never uses that pool")
+                                   "which never uses that pool", limit_openmp=True)
     return StartMethod("fork", "no threaded runtime (JAX, PyTorch, TensorFlow, a started "
                                "OpenMP pool) in this process")
 
@@ -264,24 +268,16 @@ def load_for_worker(payload: bytes, sources: list[tuple[str, str]]):
     return pickle.loads(payload)
 
 
-def limit_worker_threads():
-    """In a spawned worker, before anything heavy is imported: one compute thread per
-    library (module docstring). Returns threadpoolctl's limiter (keep it alive)."""
-    os.environ.update(WORKER_ENVIRONMENT)
-    flags = os.environ.get("XLA_FLAGS", "").split()
-    os.environ["XLA_FLAGS"] = " ".join(flags + [f for f in XLA_WORKER_FLAGS
-                                                if f.split("=")[0] not in
-                                                {g.split("=")[0] for g in flags}])
+def limit_worker_threads(openmp: bool = False):
+    """In a worker: one BLAS thread (and one OpenMP thread with ``openmp``); other
+    libraries keep this process's settings (module docstring). Returns threadpoolctl's
+    limiters (keep them alive)."""
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(limits=1)
-
-
-def limit_torch_threads() -> None:
-    """One intra-op thread for PyTorch, if a worker's objects imported it."""
-    torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "set_num_threads"):
-        torch.set_num_threads(1)
+    limits = [threadpool_limits(limits=1, user_api="blas")]
+    if openmp:
+        limits.append(threadpool_limits(limits=1, user_api="openmp"))
+    return limits
 
 
 def worker_signals() -> None:
