@@ -15,8 +15,9 @@ of a JAX algorithm with ``--workers 2`` (issue 40: 300 s, no output). The rule:
   parallel region, and scikit-learn loads libgomp on import without running one. It has
   started them when this process runs more OS threads (``/proc/self/task``) than it has
   Python threads plus the pool threads of the OpenBLAS libraries loaded (OpenBLAS's
-  pool is fork-safe: it is stopped and restarted around ``fork`` by ``pthread_atfork``
-  handlers; threadpoolctl reports each library's ``internal_api`` and thread count).
+  pool is fork-safe: a ``pthread_atfork`` handler shuts it down before ``fork`` and it
+  starts again when next used, which is how the suite's numpy audits have always
+  forked; threadpoolctl reports each library's ``internal_api`` and thread count).
   Fork keeps the plain numpy case as fast as it was: workers start in milliseconds and
   write the training outputs into memory they inherit.
 * A started OpenMP pool is a hazard only for a child that runs a parallel region on
