@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements.lock
 UV     := uv==0.13.9
 
-.PHONY: audit test test-install test-quick lint install lock clean
+.PHONY: audit test test-install test-quick test-d3p lint install lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,19 +20,22 @@ $(STAMP): $(BIN)/python pyproject.toml $(LOCK)
 
 install: $(STAMP)
 
-## Run the DP-SEP audit on the embedded default data; writes reports/out/ (replacing an
-## earlier run's). The audit's exit code says what it found (0 nothing refuted, 1 a claim
-## refuted, 3 a claim not checkable): each is a finished report, so make succeeds; bad
-## input (2), a Dask cluster lost mid-run (69, with DPCLAIMS_SCHEDULER set), an internal
-## error (70), an interrupt (130) or a SIGTERM (143, e.g. timeout or a cancelled CI job) fail.
+## Run the DP-SEP audit on the embedded default data; writes reports/audit-dpsep/, the
+## default folder of `dpclaims audit --paper dpsep` (a rerun replaces the report there; a
+## folder holding anything else is refused). The audit's exit code says what it found
+## (0 nothing refuted, 1 a claim refuted, 3 a claim not checkable): each is a finished
+## report, so make succeeds; bad input (2), a Dask cluster or a worker process lost
+## mid-run (69), an internal error (70), an interrupt (130) or a SIGTERM (143, e.g.
+## timeout or a cancelled CI job) fail.
 audit: $(STAMP)
-	@$(BIN)/dpclaims audit --paper dpsep --budget quick --seed 0 --out reports/out --overwrite; \
+	@$(BIN)/dpclaims audit --paper dpsep --budget quick --seed 0; \
 	code=$$?; case $$code in \
-	  0) echo "make audit: report written; no claim refuted (exit 0)";; \
-	  1) echo "make audit: report written; a claim is refuted (exit 1): see reports/out/report.html";; \
-	  3) echo "make audit: report written; a claim is not checkable (exit 3)";; \
+	  0) echo "make audit: report written to reports/audit-dpsep/; no claim refuted (exit 0)";; \
+	  1) echo "make audit: report written to reports/audit-dpsep/; a claim is refuted (exit 1): see reports/audit-dpsep/report.html";; \
+	  3) echo "make audit: report written to reports/audit-dpsep/; a claim is not checkable (exit 3)";; \
 	  *) exit $$code;; \
-	esac
+	esac; \
+	echo "make audit: to type dpclaims yourself, run: source $(VENV)/bin/activate"
 
 ## Install and run the project's test suite (one worker per core; a test file's tests
 ## share a worker, so its session fixtures run once; the files in the order
@@ -70,8 +73,29 @@ lock: $(BIN)/python
 	$(BIN)/uv pip compile pyproject.toml --extra test --generate-hashes --python-version 3.11 \
 		--quiet $(if $(UPGRADE),--upgrade) -o $(LOCK)
 
+## The d3p example (examples/d3p_dpvi) and the JAX tests (tests/needs_jax) in their own venv,
+## .venv-d3p: dpclaims' lock plus the JAX stack d3p 0.2.0 runs on, pinned with hashes in
+## examples/d3p_dpvi/requirements-d3p.txt and installed with --no-deps (jax-chacha-prng
+## declares numpy < 2; pip's resolver would downgrade numpy and take a jax d3p cannot
+## import). From a clean clone 1.9 min at load 2-3, 6.3 at load 7-10 (docs/benchmarks.md).
+D3P_VENV  := .venv-d3p
+D3P_BIN   := $(D3P_VENV)/bin
+D3P_REQ   := examples/d3p_dpvi/requirements-d3p.txt
+D3P_STAMP := $(D3P_VENV)/.installed
+
+$(D3P_STAMP): pyproject.toml $(LOCK) $(D3P_REQ) examples/d3p_dpvi/pyproject.toml
+	$(PYTHON) -m venv $(D3P_VENV)
+	$(D3P_BIN)/python -m pip install --quiet --upgrade pip
+	$(D3P_BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(D3P_BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(D3P_REQ)
+	$(D3P_BIN)/python -m pip install --quiet --no-deps -e . -e examples/d3p_dpvi
+	touch $(D3P_STAMP)
+
+test-d3p: $(D3P_STAMP)
+	$(D3P_BIN)/python -m pytest -q -p no:xdist tests/needs_jax examples/d3p_dpvi/tests
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) reports/out .pytest_cache .hypothesis docs/_build
+	rm -rf $(VENV) $(D3P_VENV) reports/audit-dpsep .pytest_cache .hypothesis docs/_build

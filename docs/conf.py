@@ -1,7 +1,8 @@
 """Sphinx configuration: the API reference of dpclaims, built from its docstrings.
 
 Build with ``make docs`` (warnings are errors). The docstrings are numpy-style
-(napoleon); the CLI page is generated from the click commands (sphinx-click).
+(napoleon); the CLI page is generated from the click commands (sphinx-click); the
+guide's pages are Markdown (myst-parser).
 """
 
 import os
@@ -21,7 +22,13 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinx_click",
+    "myst_parser",
 ]
+
+# The user's guide, the papers' findings, the architecture and the benchmarks are
+# Markdown (MyST), read beside the reStructuredText reference.
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+myst_heading_anchors = 3
 
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True

@@ -17,6 +17,16 @@ PLD accountant):
     The clipping norm was raised from C0 = 1 to C1 = 2 but the noise std stayed at
     sigma C0 = 2: the effective noise multiplier is sigma C0 / C1 = 1, not 2 (true
     epsilon by the same PLD accountant: 6.68).
+``dpvi_fixed_size_as_poisson``  (planted bug, the accounting flaw of d3p 0.2.0)
+    Each step draws exactly B = 10 of the N records without replacement (fixed-size
+    batches), but the claim is the Poisson add/remove accounting above (2.52). On the
+    quiet dataset the flaw is invisible (an added record moves a batch sum by at most C,
+    as under Poisson sampling). On the "aligned against" dataset the dataset search
+    proposes (every other record's clipped gradient -C u), an added +C u record pushes
+    one of them out of its batch: with probability B / (N + 1) a step's sum moves by 2C,
+    a Poisson-subsampled Gaussian of rate 10/21 and multiplier sigma / 2 = 1, exact
+    epsilon 6.47 for 4 steps (dp_accounting PLD; 6.68 at N = 19 = kB - 1, the
+    batch-boundary size the search also proposes, rate 1/2).
 
 DP-SEP (Algorithm 3; N = 10, one epoch, gamma = 1, C = 1, sigma = 2, d = 2, probit,
 replace-one; one unamplified Gaussian per epoch, exact epsilon 1.99309; claimed epsilon
@@ -47,7 +57,7 @@ sampling without replacement):
     (RDP, without replacement); with the order known one Gaussian of multiplier
     sigma / sqrt 2 gives exactly 2.94 > 2.66 (refuted under that stronger threat model,
     not deciding); for a hidden shuffle 2.94 is only an upper bound, and the whole-run
-    audit does not refute (README: measured numbers).
+    audit does not refute (docs/guide/algorithms.md: measured numbers).
 """
 
 import math
@@ -81,6 +91,11 @@ def dpvi_aligned_final():
 def dpvi_noise_not_rescaled():
     return DPVIRun(**DPVI, variant="aligned", noise_clip=1.0,
                    label="dpvi-noise-not-rescaled")
+
+
+def dpvi_fixed_size_as_poisson():
+    return DPVIRun(**DPVI, variant="aligned", batching="fixed-size",
+                   label="dpvi-fixed-size-as-poisson")
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 
 import dp_accounting
@@ -529,3 +530,24 @@ def test_an_exact_row_below_the_certified_range_says_so():
     with pytest.raises(ValueError, match="noise_multiplier"):
         gaussian_epsilon_bracket(1e-9, 1e-5)
     assert gaussian_epsilon_bracket(2e-8, 1e-5)[0] > 1e15
+
+
+def test_a_poisson_plan_given_by_its_rate():
+    """Issue 41: Sampling("poisson", rate=q) is q itself; sizes are not needed, the rate
+    is refused with a batch size, outside (0, 1] or for another kind; a plan given by
+    sizes keeps its to_dict keys."""
+    by_rate = Sampling("poisson", rate=0.01, epochs=3)
+    assert (by_rate.sampling_rate, by_rate.num_steps, by_rate.passes) == (0.01, 300, 3.0)
+    assert "probability q = 0.01;" in by_rate.describe("add-remove")
+    assert by_rate.to_dict()["rate"] == 0.01
+    assert "rate" not in Sampling("poisson", dataset_size=100, batch_size=1,
+                                  steps=3).to_dict()
+    for kwargs, needle in (({"rate": 0.0, "steps": 1}, "rate"),
+                           ({"rate": 1.5, "steps": 1}, "(0, 1]"),
+                           ({"rate": 0.1, "batch_size": 5, "dataset_size": 50, "steps": 1},
+                            "not both"),
+                           ({"rate": 0.3, "epochs": 1}, "not an integer")):
+        with pytest.raises(ValueError, match=re.escape(needle)):
+            Sampling("poisson", **kwargs)
+    with pytest.raises(ValueError, match="Poisson sampling only"):
+        Sampling("shuffle", rate=0.1, epochs=1)

@@ -113,3 +113,56 @@ def test_calibration_uses_the_reduction():
     poisson = Sampling("poisson", dataset_size=1_000, batch_size=50, steps=100)
     half = calibrate_noise_multiplier(2.0, DELTA, poisson, "add-remove", "dp_accounting-rdp")
     assert sigma == pytest.approx(2 * half, rel=1e-9)  # Poisson at sigma / 2
+
+
+def _mixture_epsilon(sigma, gamma, steps, delta, interval=1e-2):
+    """dp_accounting's own PLD of the pair a fixed-size batch gives under add-remove when
+    every other record is at -C and the added one at +C, written directly as its Mixture
+    of Gaussians mechanism (noise std sigma C, the sum moving by 0 or 2C with
+    probabilities 1 - gamma, gamma; C = 1/2), not as a Poisson-subsampled Gaussian:
+    pessimistic connect-the-dots, an upper bound on that pair's epsilon."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    p = pld.from_mixture_gaussian_mechanism(sigma / 2, [0.0, 1.0], [1 - gamma, gamma],
+                                            value_discretization_interval=interval)
+    return p.self_compose(steps).get_epsilon_for_delta(delta)
+
+
+@pytest.mark.parametrize(("m", "b", "t", "sigma"), [(100, 50, 4, 2.0), (8, 3, 3, 1.0)])
+def test_dp_accountings_mixture_of_gaussians_agrees(m, b, t, sigma):
+    """Where dp_accounting has a comparable computation (its Mixture of Gaussians
+    mechanism, another code path than the Poisson-subsampled Gaussian the reduction
+    uses), its epsilon of the attaining pair (M - 1 records at -C, +C added, batches of
+    exactly B) lies in the exact oracle's bracket up to its discretisation, and agrees
+    with the reduction's PLD row at rate B / M."""
+    mixture = _mixture_epsilon(sigma, b / m, t, DELTA)
+    smaller, added = worst_pair(m)
+    lo, hi = pair_epsilon_bracket(smaller, added, b, sigma, t, DELTA, loss_interval=2e-3)
+    assert lo <= mixture <= hi + 0.01 * t
+    # the reduction for a dataset of M records: rate B / M, the pair (M - 1, M)
+    plan = Sampling("without-replacement", dataset_size=m, batch_size=b, steps=t)
+    row = account(sigma, plan, DELTA, "add-remove", pld_max_refinements=2,
+                  accountants=("dp_accounting-pld",)).row("dp_accounting-pld")
+    assert row.epsilon == pytest.approx(mixture, abs=0.01 * t)
+
+
+def test_the_exact_pair_row_is_a_certified_lower_bound():
+    """exact_pair_row: the lower end of the attaining pair's bracket, labelled lower,
+    below every upper row; the pair (N, N + 1) when B = N; not computed (with the
+    reason) beyond its step cap."""
+    from dpclaims.analysis.fixed_size_exact import EXACT_PAIR_ROW, exact_pair_row
+
+    row = exact_pair_row(2.0, ISSUE, DELTA)
+    assert row.name == EXACT_PAIR_ROW and row.bound == "lower"
+    assert row.bracket == (row.epsilon, None)
+    assert 6.66 < row.epsilon <= 6.677
+    lo, hi = row.details["bracket_of_the_pair"]
+    assert lo == row.epsilon and hi - lo < 0.01
+    full = Sampling("without-replacement", dataset_size=6, batch_size=6, steps=1)
+    assert exact_pair_row(1.0, full, DELTA).details["pair"]["larger_size"] == 7
+    many = Sampling("without-replacement", dataset_size=100, batch_size=50, steps=17)
+    capped = exact_pair_row(2.0, many, DELTA)
+    assert capped.epsilon is None and "17 steps exceed" in capped.note
+    with pytest.raises(ValueError, match="without-replacement"):
+        exact_pair_row(2.0, Sampling("poisson", dataset_size=10, batch_size=2, steps=1),
+                       DELTA)

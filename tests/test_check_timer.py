@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_meth
 @pytest.fixture(autouse=True)
 def _fork_is_safe_here():
     """CheckTimer forks only where that is safe (dpclaims.execution.start_method): not in
-    a test process that has imported JAX (tests/jax, in a venv that has it)."""
+    a test process that has imported JAX (tests/needs_jax, in a venv that has it)."""
     from dpclaims.execution import start_method
 
     method = start_method()

@@ -96,12 +96,16 @@ def test_field_defaults_textbook_dp_sgd():
     assert rows["dp_accounting-pld"]["kind"] == "tight upper bound"
     assert rows["dp_accounting-pld-optimistic"]["kind"] == "lower bound"
     assert rows["moments-accountant"]["kind"].startswith("classic")
-    # the certified bracket: the optimistic PLD (loose at the pessimistic row's interval,
-    # refined only where a claim needs it) below, the pessimistic PLD above
+    # the certified bracket: the optimistic PLD below (0 at the pessimistic row's interval,
+    # loose by up to 14,063 x 0.0005: refined at finer intervals until it passes 95 % of
+    # the upper end), the pessimistic PLD above
     bracket = out["certified_bracket"]
     assert bracket["upper"] == {"accountant": "dp_accounting-pld",
                                 "epsilon": rows["dp_accounting-pld"]["epsilon"]}
-    assert bracket["lower"]["epsilon"] <= bracket["upper"]["epsilon"]
+    assert bracket["lower"]["accountant"] == "dp_accounting-pld-optimistic"
+    assert 0.95 * bracket["upper"]["epsilon"] < bracket["lower"]["epsilon"] \
+        <= bracket["upper"]["epsilon"]
+    assert "refined to interval" in rows["dp_accounting-pld-optimistic"]["note"]
     assert out["disagrees"] and not out["tight_disagrees"] and out["advice"] is None
     text = run("account", "--sigma", "1.1", "--sampling", "poisson", "--dataset-size", "60000",
                "--batch-size", "256", "--epochs", "60", "--delta", "1e-5").output
@@ -235,3 +239,22 @@ def test_fixed_size_batches_under_add_remove_are_accounted_by_the_reduction():
     assert out["certified_bracket"]["lower"]["epsilon"] > 3.485  # the issue's audit
     ro = json.loads(run(*args, "--relation", "replace-one").stdout)
     assert "Fixed-size" not in json.dumps(ro) and "(N public)" in ro["note"]
+
+
+def test_poisson_sampling_needs_only_its_rate():
+    """Issue 41: Poisson sampling with a rate and steps (or epochs) needs no dataset size;
+    its rows are those of the same q given as B / N."""
+    common = ["account", "--sigma", "1.1", "--sampling", "poisson", "--delta", "1e-5",
+              "--no-cache", "--json"]
+    by_rate = json.loads(run(*common, "--sampling-rate", "0.01", "--epochs", "3").stdout)
+    by_sizes = json.loads(run(*common, "--dataset-size", "10000", "--batch-size", "100",
+                              "--steps", "300").stdout)
+    assert by_rate["steps"] == by_sizes["steps"] == 300
+    assert [(r["accountant"], r["epsilon"]) for r in by_rate["rows"]] == [
+        (r["accountant"], r["epsilon"]) for r in by_sizes["rows"]]
+    # without-replacement needs N: the rate alone does not say the batch size
+    bad = run("account", "--sigma", "1.1", "--sampling", "without-replacement",
+              "--sampling-rate", "0.01", "--steps", "3", "--delta", "1e-5")
+    assert bad.exit_code == 2 and "--dataset-size" in bad.output
+    both = run(*common, "--sampling-rate", "0.01", "--batch-size", "5", "--steps", "3")
+    assert both.exit_code == 2 and "at most one" in both.output

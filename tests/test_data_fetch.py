@@ -133,8 +133,32 @@ def test_cache_dir_env_and_mirror_validation(tmp_path, monkeypatch):
     assert F.mirror_url() is None and F.mirror_url("http://h:1/x/") == "http://h:1/x"
     monkeypatch.setenv(F.MIRROR_ENV, "https://example.org/data")
     assert F.mirror_url() == "https://example.org/data"
-    with pytest.raises(F.InputError, match="'/some/folder'.*--data-dir"):
-        F.mirror_url("/some/folder")
+    with pytest.raises(F.InputError, match="file:// address or a folder.*'/some/folder'"):
+        F.mirror_url("/some/folder")  # no such folder
+    with pytest.raises(F.InputError, match="no such folder"):
+        F.mirror_url("file:///some/folder")
+    # issue 41: a local folder and a file:// address are mirrors too
+    assert F.mirror_url(str(tmp_path)) == tmp_path.resolve().as_uri()
+    assert F.mirror_url(tmp_path.resolve().as_uri() + "/") == tmp_path.resolve().as_uri()
+
+
+def test_a_local_folder_or_file_address_is_a_mirror(tmp_path):
+    """Issue 41: ``--mirror`` takes a folder with the cache's layout (or its file://
+    address); its files are copied and verified like downloads."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"{SHARED_DATA} (the shared data folder) is absent")
+    folders = F.fetch("wine-quality-red", base_url=str(SHARED_DATA), cache=tmp_path / "a")
+    assert F.cached(cache=tmp_path / "a") == ("wine-quality-red",)
+    assert (folders["wine-quality-red"] / "data.txt").is_file()
+    r = invoke("data", "fetch", "wine-quality-red", "--mirror", SHARED_DATA.resolve().as_uri(),
+               "--cache", tmp_path / "b")
+    assert r.exit_code == 0, r.output
+    assert F.cached(cache=tmp_path / "b") == ("wine-quality-red",)
+    # a local mirror missing a file: one line naming it
+    partial = tmp_path / "partial"
+    (partial / "uci" / "kin8nm").mkdir(parents=True)
+    with pytest.raises(F.DownloadError, match="kin8nm"):
+        F.fetch("kin8nm", base_url=str(partial), cache=tmp_path / "c")
 
 
 # --------------------------------------------------------------------------- fetch
@@ -209,6 +233,8 @@ def test_a_network_failure_is_one_line_naming_the_url(tmp_path):
         F.fetch("kin8nm", base_url=url, cache=tmp_path / "c")
     r = invoke("data", "fetch", "kin8nm", "--mirror", url, "--cache", tmp_path / "c")
     assert r.exit_code == 2 and f"{url}/uci/kin8nm/data.txt" in one_error_line(r)
+    # and it names the ways round a missing network (issue 41)
+    assert "--mirror" in one_error_line(r) and "--data-dir" in one_error_line(r)
 
 
 # --------------------------------------------------------------------------- CLI

@@ -50,15 +50,16 @@ def test_the_cli_page_is_generated_from_the_click_group():
     assert ".. click:: dpclaims.cli:main" in text and ":nested: full" in text
 
 
-def test_the_readmes_bounds_snippet_runs_and_decides():
-    """Issue 38: the README's example of a claim about a mean (betting intervals), a
-    proof-based bound and a product domain runs as printed and prints its verdicts."""
+def test_the_guides_bounds_snippet_runs_and_decides():
+    """Issue 38: the guide's example (docs/guide/adding-a-paper.md; in the README before
+    issue 41) of a claim about a mean (betting intervals), a proof-based bound and a
+    product domain runs as printed and prints its verdicts."""
     import contextlib
     import io
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "guide" / "adding-a-paper.md").read_text()
     block = text.split("<!-- snippet: bounds -->\n```python\n", 1)[1].split("```", 1)[0]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(block, "README.md (bounds snippet)", "exec"), {})
+        exec(compile(block, "docs/guide/adding-a-paper.md (bounds snippet)", "exec"), {})
     assert out.getvalue().split("\n")[:3] == ["holds", "holds", "True (4,)"]

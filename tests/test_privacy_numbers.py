@@ -166,3 +166,51 @@ def test_catalogue_report_makes_a_report_table():
         entries=[ENTRIES["vips/eps-stroke-1"], replace(BASE, reported_epsilon=5.0)])
     assert [v.verdict for v in verdicts] == ["not-checkable", "holds"]
     assert len(sections[0]["table"]["rows"]) == 2 and meta["entries"] == 2
+
+
+def test_fixed_size_batches_under_add_remove_are_accounted_as_performed():
+    """Issue 40: a Poisson add-remove accounting of a run that draws fixed-size batches is
+    read under add-remove with the fixed-size rows (the reduction: rate B / N, sigma / 2),
+    never converted to replace-one; the replace-one rows of the same noise are shown."""
+    e = replace(BASE, real_sampling="without-replacement")
+    true = pld(e)
+    paper, real = check_reported(replace(e, reported_epsilon=true))
+    assert paper.verdict == "holds"
+    assert real.reading == "real sampling: without-replacement"
+    c = real.evidence["combinations"][0]
+    assert c["real_relation"] == "add-remove" and c["sigma"] == 1.0
+    bounds = c["real_sampling_bounds"]
+    assert bounds["dp_accounting-pld"] == "upper"
+    assert bounds["dp_accounting-pld-optimistic"] == "lower"
+    assert bounds["dp_accounting-rdp"] == bounds["autodp-rdp"] == "upper"
+    # an added record pushes another out of a full batch: far above the Poisson number
+    assert c["real_sampling"]["dp_accounting-pld-optimistic"] > 2 * true
+    assert real.verdict == "refuted" and real.certificate
+    assert real.evidence["basis"]["lower"]["source"].startswith(
+        "dp_accounting-pld-optimistic (without-replacement, add-remove")
+    assert "(upper)" in real.sentence and "(lower)" in real.sentence
+    ro = c["real_sampling_replace_one"]
+    assert ro["relation"] == "replace-one" and ro["noise_multiplier"] == 0.5
+    assert ro["autodp-rdp"]["bound"] == ro["dp_accounting-rdp"]["bound"] == "upper"
+    assert "replace-one guarantee, shown and not deciding" in real.sentence
+    # the sigma needed under each relation is now computed for fixed-size batches too
+    from dpclaims.claims.checks.privacy_numbers import _sigma_under_each_relation
+
+    wor = replace(e, paper_sampling="without-replacement", reported_epsilon=true)
+    needed = _sigma_under_each_relation(wor, [{"steps": 1000, "delta": 1e-5}])
+    assert needed["add-remove"]["accountant"] == "dp_accounting-rdp"
+    assert needed["add-remove"]["sigma"] > needed["replace-one"]["sigma"]
+
+
+def test_a_fixed_size_number_under_add_remove_as_reported():
+    """A number whose own accounting is fixed-size batches under add-remove: accounted
+    so (no conversion to replace-one), the replace-one rows beside it."""
+    e = replace(BASE, paper_sampling="without-replacement",
+                real_sampling="without-replacement", reported_epsilon=50.0)
+    [v] = check_reported(e)
+    c = v.evidence["combinations"][0]
+    assert v.reading == "as-reported" and v.verdict == "holds"
+    assert c["paper_accounting_bounds"]["dp_accounting-pld"] == "upper"
+    assert c["paper_accounting_replace_one"]["autodp-rdp"]["bound"] == "upper"
+    assert v.evidence["accounting"]["relation"] == "add-remove"
+    assert "fixed_size_add_remove_event" in v.evidence["accounting"]["note"]

@@ -42,6 +42,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "algorithms.py"
 # does not refute at these parameters (README: the gap is absent for a hidden shuffle).
 EXPECTED = [("dpvi_aligned", 0), ("dpvi_vanilla", 0), ("dpvi_natural", 0),
             ("dpvi_aligned_final", 0), ("dpvi_noise_not_rescaled", 1),
+            ("dpvi_fixed_size_as_poisson", 1),
             ("dpsep_as_printed", 0), ("dpsep_sep_update", 1),
             ("vips_wor", 0), ("vips_shuffled_as_wor", 0), ("vips_shuffled_as_wor_small_q", 0)]
 
@@ -112,6 +113,8 @@ def test_check_variant_on_the_examples(tmp_path, example, code):
         assert performed[HIDDEN]["verdict"] == "inconclusive"
         assert "no certified lower bound" in performed[HIDDEN]["sentence"]
         assert audit["verdict"] == "inconclusive"
+    if example == "dpvi_fixed_size_as_poisson":   # found by the dataset search only
+        assert audit["evidence"]["dataset_search"]["selected"].startswith("aligned against")
     if code == 1:
         assert audit["verdict"] == "refuted"
         assert audit["sentence"].startswith("Refuted: Clopper-Pearson whole-run audit")

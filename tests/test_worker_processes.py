@@ -53,7 +53,7 @@ class HangsInWorkers(Shifted):
 @pytest.fixture
 def unthreaded(monkeypatch):
     """This process as the policy would see it without JAX, PyTorch or TensorFlow (the
-    main suite may run beside tests/jax, whose modules import JAX): for the policy only,
+    main suite may run beside tests/needs_jax, whose modules import JAX): for the policy only,
     nothing forks meanwhile."""
     for name in [m for m in sys.modules if m.split(".")[0] in processes.THREADED_MODULES]:
         monkeypatch.delitem(sys.modules, name)

@@ -25,6 +25,7 @@ import logging
 import math
 import os
 import platform
+import re
 import sys
 import time
 import warnings
@@ -168,6 +169,14 @@ def _debug_traceback(ctx) -> None:
         traceback.print_exc()
 
 
+def _echo_quiet(quiet, folder) -> None:
+    """The one stderr line counting what other libraries logged into the report folder's
+    log (:mod:`dpclaims.cli_quiet`); nothing when they logged nothing."""
+    line = quiet.line(folder)
+    if line is not None:
+        click.echo(line, err=True)
+
+
 def _one_line(text) -> str:
     return " ".join(str(text).split())
 
@@ -234,8 +243,10 @@ def _paper_help() -> str:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("reports/out"), show_default=True,
-              help="Folder for results.json, report.md, report.html and figures.")
+              default=None, show_default="reports/audit-PAPER",
+              help="Folder for results.json, report.md, report.html and figures. The "
+                   "default folder is this command's own: a rerun replaces the report it "
+                   "holds (of audit, for the same --paper); any other content is refused.")
 @click.option("--data-dir", type=click.Path(path_type=Path), default=None,
               help="The papers' data sets (../shared/data layout). Without it: the cache "
                    "of `dpclaims data fetch` when it holds a verified data set, else the "
@@ -281,6 +292,9 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
     from dpclaims.data.fetch import resolve_data_dir
 
     data_dir, data_source = resolve_data_dir(data_dir)  # else the verified cache, else None
+    # said before any work: a cache filled by an earlier `data fetch` changes what the
+    # papers read (and so verdicts), never unannounced
+    click.echo(f"dpclaims: data: {data_source}", err=True)
     from dpclaims.claims.registry import resolve, run_papers
 
     # an unknown paper or the named plugin broken: exit 2, before any work; another
@@ -292,17 +306,20 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
 
     select_claims(papers, claims)  # a pattern that selects nothing: exit 2, before any work
     label = paper if ":" not in paper else ",".join(p.id for p in papers)
-    staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
+    owner, out_dir, own = _default_out("audit", label, out_dir)
+    staged = StagedOutput(out_dir, overwrite, owner, own)  # refuses another run's folder
     t0 = time.perf_counter()
     from dpclaims.execution.processes import reset_starts, starts_used
     from dpclaims.execution.processes import worker_timeout as timeout_set
 
     reset_starts()
     with staged as staging, contextlib.ExitStack() as cluster:
+        from dpclaims.cli_quiet import third_party_to_log
         from dpclaims.reports.render import write_report
 
         cluster.enter_context(timeout_set(worker_timeout))
-
+        quiet = cluster.enter_context(third_party_to_log(
+            staging, enabled=not _debug(click.get_current_context())))
         client = cluster_info = None
         if scheduler is not None:  # no scheduler, or an unfit worker: one line, exit 2
             from dpclaims.execution.cluster import check_workers, connect
@@ -356,6 +373,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
                              seed=seed)
     paths = {k: staged.out / Path(v).name for k, v in paths.items()}
     _earned(exit_code(verdicts))  # a closed stdout from here on ends with this code
+    _echo_quiet(quiet, staged.out)
     _print_summary(f"{label}: claims and verdicts (seed {seed}, budget {budget})", verdicts,
                    paths)
     sys.exit(exit_code(verdicts))
@@ -511,7 +529,9 @@ def _print_summary(title, verdicts, paths, sentences: bool = False):
               help="The sampling the algorithm really performs.")
 @click.option("--dataset-size", type=int, default=None, help="N, the number of records.")
 @click.option("--batch-size", type=int, default=None, help="B, the batch size.")
-@click.option("--sampling-rate", type=float, default=None, help="q = B / N (instead of B).")
+@click.option("--sampling-rate", type=float, default=None,
+              help="q = B / N (instead of B); for Poisson sampling --dataset-size may then "
+                   "be left out.")
 @click.option("--steps", type=int, default=None, help="Number of noisy steps.")
 @click.option("--epochs", type=float, default=None,
               help="Number of passes (instead of steps); for poisson / without-replacement "
@@ -630,6 +650,32 @@ def _account_batch(dataset_size, batch_size, sampling_rate):
     return sampling_rate * dataset_size
 
 
+def _account_rate(batch_size, sampling_rate) -> float:
+    """--sampling-rate for Poisson sampling without --dataset-size (q itself).
+
+    Raises click.UsageError on --batch-size given too or q outside (0, 1]."""
+    if batch_size is not None:
+        raise click.UsageError("give at most one of --batch-size and --sampling-rate")
+    if not (math.isfinite(sampling_rate) and 0 < sampling_rate <= 1):
+        raise click.UsageError(f"--sampling-rate must lie in (0, 1], got {sampling_rate}")
+    return sampling_rate
+
+
+def _account_rate_steps(rate, steps, epochs, notes: list):
+    """--epochs at Poisson rate q as ceil(epochs / q) steps (a note when rounded up);
+    (steps, None). Raises click.UsageError on epochs not finite and > 0."""
+    if epochs is None or steps is not None:
+        return steps, epochs
+    if not (math.isfinite(epochs) and epochs > 0):
+        raise click.UsageError(f"--epochs must be a finite number > 0, got {epochs}")
+    exact = epochs / rate
+    n = math.ceil(exact - 1e-9)
+    if n != exact:
+        notes.append(f"{epochs:g} epochs at rate q = {rate:g} is {exact:.6g} steps: rounded "
+                     f"up to {n}")
+    return n, None
+
+
 def _account_steps(sampling, dataset_size, batch, steps, epochs, notes: list):
     """--steps and --epochs as the sampling plan takes them.
 
@@ -714,12 +760,18 @@ def _account_payload(sigma, target_epsilon, sampling, dataset_size, batch_size, 
 
     if (sigma is None) == (target_epsilon is None):
         raise click.UsageError("give exactly one of --sigma and --target-epsilon")
-    batch = _account_batch(dataset_size, batch_size, sampling_rate)
     notes = []
-    steps, epochs = _account_steps(sampling, dataset_size, batch, steps, epochs, notes)
+    rate = None
+    if sampling == "poisson" and sampling_rate is not None and dataset_size is None:
+        # Poisson sampling is accounted from q alone: no dataset size needed
+        rate, batch = _account_rate(batch_size, sampling_rate), None
+        steps, epochs = _account_rate_steps(rate, steps, epochs, notes)
+    else:
+        batch = _account_batch(dataset_size, batch_size, sampling_rate)
+        steps, epochs = _account_steps(sampling, dataset_size, batch, steps, epochs, notes)
     try:
         plan = Sampling(sampling, dataset_size=dataset_size, batch_size=batch, steps=steps,
-                        epochs=epochs)
+                        epochs=epochs, rate=rate)
         if target_epsilon is None and not all_accountants and sampling in EXACT_SAMPLINGS:
             return _account_exact_payload(sigma, plan, delta, relation, notes)
         from dpclaims.analysis.accounting import account as account_rows
@@ -737,6 +789,7 @@ def _account_payload(sigma, target_epsilon, sampling, dataset_size, batch_size, 
                 sigma = calibrated
                 show(f"sigma = {sigma:.6g}; accounting it with every accountant")
                 result = account_rows(sigma, plan, delta, relation)
+        result = _account_refined_lower_end(result)
     except (ValueError, TypeError) as exc:
         raise click.UsageError(str(exc)) from exc
     rows = [{"accountant": r.name, "relation": relation, "kind": _account_row_kind(r),
@@ -759,6 +812,29 @@ def _account_payload(sigma, target_epsilon, sampling, dataset_size, batch_size, 
             "tight_disagrees": result.tight_disagrees,
             "advice": advice if result.tight_disagrees else None,
             "certified_bracket": bracket, "rows": rows, "_rtol": result.rtol}
+
+
+#: ``account`` refines the optimistic PLD (the bracket's lower end) until it exceeds this
+#: fraction of the pessimistic PLD (the upper end), or cannot be refined further.
+LOWER_END_FRACTION = 0.95
+
+
+def _account_refined_lower_end(result):
+    """``result`` with its optimistic PLD row refined (finer discretisation intervals,
+    :func:`~dpclaims.analysis.accounting.refine_lower_bound`) until it exceeds
+    :data:`LOWER_END_FRACTION` of the pessimistic PLD: at the pessimistic row's interval
+    the lower bound is loose by up to steps x interval (0 for DP-SGD's 14,063 steps at
+    0.0005), a useless lower end of the certified bracket. Every value on the way is a
+    certified lower bound; the row's note says where and why the refinement stopped."""
+    from dpclaims.analysis.accounting import refine_lower_bound
+
+    upper = next((r.epsilon for r in result.rows if r.name == "dp_accounting-pld"
+                  and r.epsilon is not None and math.isfinite(r.epsilon)), None)
+    if upper is None or upper <= 0:
+        return result
+    with _progress(Console(stderr=True), "refining the certified lower end (optimistic "
+                   "PLD at finer intervals)"):
+        return refine_lower_bound(result, LOWER_END_FRACTION * upper)
 
 
 #: Samplings whose event is a composition of plain Gaussians, so that the exact epsilon
@@ -862,7 +938,8 @@ Exit codes:
                    f"{described(SCORES)}.")
 @click.option("--selection-trials", type=int, default=None,
               help="Pilot trials per dataset and candidate pair for the pair selection "
-                   "(default max(2000, n-trials / 10)).")
+                   "(an algorithm: pilot runs per dataset and candidate dataset of the "
+                   "whole-run dataset search) (default max(2000, n-trials / 10)).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--workers", type=int, default=1, show_default=True,
@@ -870,8 +947,11 @@ Exit codes:
 @click.option("--worker-timeout", "worker_timeout", type=float, default=None,
               metavar="SECONDS", help=WORKER_TIMEOUT_HELP)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("reports/variant"), show_default=True,
-              help="Folder for results.json, report.md and report.html.")
+              default=None, show_default="reports/check-variant-FILE-OBJECT",
+              help="Folder for results.json, report.md and report.html. The default "
+                   "folder (FILE: the file's stem or the module's last part) is this "
+                   "command's own: a rerun replaces the report it holds; any other content "
+                   "is refused.")
 @click.option("--overwrite", is_flag=True,
               help="Replace the files of an earlier run in --out.")
 def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, seed, workers,
@@ -899,7 +979,8 @@ def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, 
         extra.update(_worker_info(worker_timeout, starts_used()))
         return f"check-variant: {mech.name}", mech.name, verdicts, sections, meta
 
-    _run_check(work, seed, out_dir, overwrite, extra)
+    _run_check(work, seed, _default_out("check-variant", _variant_name(spec), out_dir),
+               overwrite, extra)
 
 
 def _budget(seed, **kwargs):
@@ -914,18 +995,50 @@ def _budget(seed, **kwargs):
         raise click.UsageError(str(exc)) from exc
 
 
-def _run_check(work, seed, out_dir, overwrite, run_extra):
+def _slug(text: str) -> str:
+    """``text`` as one part of a folder name: letters, digits, ``.``, ``_``, ``-``."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return slug or "unnamed"
+
+
+def _variant_name(spec: str) -> str:
+    """The name in check-variant's default folder: ``examples/variants.py:correct`` ->
+    ``variants-correct``, ``dpclaims.mechanisms:svt_alg4`` -> ``mechanisms-svt_alg4``."""
+    where, _, obj = spec.rpartition(":")
+    if not where:
+        where, obj = spec, ""
+    stem = Path(where).stem if where.endswith(".py") else where.rsplit(".", 1)[-1]
+    return "-".join(part for part in (stem, obj) if part)
+
+
+def _default_out(command: str, name: str, out_dir):
+    """``(owner, out_dir, replace_own)`` of a run: without --out, the command's own folder
+    ``reports/<command>-<name>``, where a report of the same command and name is replaced
+    (another command's folder, or any other content, is refused); with --out, the folder
+    given, replaced only with --overwrite."""
+    owner = {"command": command, "name": _slug(name)}
+    if out_dir is None:
+        return owner, Path("reports") / f"{command}-{owner['name']}", True
+    return owner, Path(out_dir), False
+
+
+def _run_check(work, seed, out, overwrite, run_extra):
     """Run ``work(tick) -> (title, name, verdicts, sections, meta)`` with a progress line,
-    write the report into a staged folder moved to ``out_dir`` on success, print the
-    headline table and exit with the headlines' code."""
+    write the report into a staged folder moved to the output folder on success, print the
+    headline table and exit with the headlines' code. ``out`` is :func:`_default_out`'s
+    answer."""
     from dpclaims.claims import exit_code
     from dpclaims.reports.output import StagedOutput
 
-    staged = StagedOutput(out_dir, overwrite)  # refuses a folder of another run, now
+    owner, out_dir, own = out
+    staged = StagedOutput(out_dir, overwrite, owner, own)  # refuses another run's folder
     t0 = time.perf_counter()
     console = Console(stderr=True)
     with staged as staging:
-        with _progress(console, "loading") as show:
+        from dpclaims.cli_quiet import third_party_to_log
+
+        with third_party_to_log(staging, not _debug(click.get_current_context())) as quiet, \
+                _progress(console, "loading") as show:
             title, name, verdicts, sections, meta = work(show)
             show("writing report")
         from dpclaims.reports.render import write_report
@@ -938,6 +1051,7 @@ def _run_check(work, seed, out_dir, overwrite, run_extra):
                              seed=seed)
     paths = {k: staged.out / Path(v).name for k, v in paths.items()}
     _earned(exit_code(verdicts))  # a closed stdout from here on ends with this code
+    _echo_quiet(quiet, staged.out)
     _print_summary(f"{name}: claims and verdicts (seed {seed})", verdicts, paths,
                    sentences=True)
     sys.exit(exit_code(verdicts))
@@ -958,8 +1072,10 @@ Exit codes: as check-variant (0 checked, none refuted; 1 a claim is refuted;
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("reports/check"), show_default=True,
-              help="Folder for results.json, report.md and report.html.")
+              default=None, show_default="reports/check-CLAIMS",
+              help="Folder for results.json, report.md and report.html. The default "
+                   "folder (CLAIMS: the file's stem) is this command's own: a rerun "
+                   "replaces the report it holds; any other content is refused.")
 @click.option("--overwrite", is_flag=True,
               help="Replace the files of an earlier run in --out.")
 def check(claims_file, n_trials, max_examples, alpha, seed, out_dir, overwrite):
@@ -977,7 +1093,8 @@ def check(claims_file, n_trials, max_examples, alpha, seed, out_dir, overwrite):
         verdicts, sections, meta = check_claims_file(spec, budget, seed, tick)
         return f"check: {meta['paper']}", meta["paper"], verdicts, sections, meta
 
-    _run_check(work, seed, out_dir, overwrite, {})
+    _run_check(work, seed, _default_out("check", Path(claims_file).stem, out_dir),
+               overwrite, {})
 
 
 from dpclaims.cli_data import data as _data_group  # noqa: E402  (the `data` commands)

@@ -53,7 +53,8 @@ def data():
 @click.argument("names", nargs=-1, metavar="[NAME...]")
 @click.option("--mirror", default=None, metavar="URL",
               help="Download from a mirror with the cache's layout (URL/uci/kin8nm/data.txt, "
-                   "...) instead of the upstream sources (default: $DPCLAIMS_DATA_MIRROR).")
+                   "...) instead of the upstream sources: an http(s) or ftp URL, a "
+                   "file:// address or a local folder (default: $DPCLAIMS_DATA_MIRROR).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=_CACHE_HELP)
 def fetch_command(names, mirror, cache):

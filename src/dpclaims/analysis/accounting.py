@@ -519,6 +519,16 @@ class AccountingResult:
                     pairs.append((low.name, high.name, change))
         object.__setattr__(self, "discrepant_pairs", tuple(pairs))
 
+    def with_rows(self, *extra: AccountantRow) -> AccountingResult:
+        """The same result with ``extra`` rows appended (e.g. a certified lower bound
+        computed without an accountant, :func:`dpclaims.analysis.fixed_size_exact.
+        exact_pair_row`); the bounds, spreads and flags are recomputed over all rows."""
+        return AccountingResult(noise_multiplier=self.noise_multiplier,
+                                sampling=self.sampling, relation=self.relation,
+                                delta=self.delta, event=self.event, note=self.note,
+                                rows=self.rows + tuple(extra), rtol=self.rtol,
+                                dp_event=self.dp_event)
+
     def row(self, name: str) -> AccountantRow:
         """The row of accountant ``name``; KeyError if there is none."""
         for r in self.rows:

@@ -44,8 +44,14 @@ from scipy.special import logsumexp, ndtr
 
 from dpclaims.analysis.validation import check_count, check_positive
 
-__all__ = ["MAX_SUBSETS", "batch_sum_mixture", "pair_epsilon_bracket", "worst_pair"]
+__all__ = ["EXACT_PAIR_ROW", "MAX_EXACT_STEPS", "MAX_SUBSETS", "batch_sum_mixture",
+           "exact_pair_row", "pair_epsilon_bracket", "worst_pair"]
 
+#: The name of the accounting row of :func:`exact_pair_row`.
+EXACT_PAIR_ROW = "fixed-size-exact-pair"
+#: The most steps :func:`exact_pair_row` composes (T - 1 FFT convolutions of a growing
+#: loss grid: 1.6 s at T = 4, 5 s at T = 32 for N = 100, B = 50, sigma = 2).
+MAX_EXACT_STEPS = 16
 #: The most (records chosen, sum) states :func:`batch_sum_mixture` keeps.
 MAX_SUBSETS = 200_000
 _Z = 12.0  # the grid spans the component means +- _Z s
@@ -231,3 +237,86 @@ def pair_epsilon_bracket(smaller: Sequence[float], added: float, batch_size: int
             eps = max(eps, _epsilon(delta_of, max(top, 0.0), delta, lower))
         bounds.append(eps)
     return bounds[0], bounds[1]
+
+
+def exact_pair_row(noise_multiplier: float, sampling, delta: float, *,
+                   max_steps: int = MAX_EXACT_STEPS, loss_interval: float = 1e-3):
+    """A certified lower bound on the epsilon of fixed-size batches under add-remove from
+    one pair of datasets, as an accounting row (bound ``"lower"``).
+
+    The pair is :func:`worst_pair` of the larger size M = N (N - 1 records at -C, the
+    added record at +C; M = N + 1 when B = N, the smaller dataset then holding no
+    batch): the records of a 1-D sum clipped to C, each step releasing the sum over a
+    uniformly random batch of exactly B records plus N(0, sigma^2 C^2). The lower end of
+    :func:`pair_epsilon_bracket` is a certified lower bound on that pair's epsilon, hence
+    on the epsilon of every mechanism of this class (a Gaussian-noised sum of
+    contributions clipped to C, its noise multiplier relative to the add-remove
+    sensitivity C) on datasets of N records and their neighbours: no accountant and
+    no reduction enter it. For a library's clipped-gradient algorithm it bounds the
+    run on a dataset whose clipped gradients are those records (every other record's
+    at -C u, the added one's at +C u).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        sigma > 0, relative to the add-remove sensitivity C.
+    sampling : dpclaims.analysis.sampling.Sampling
+        Of kind ``without-replacement``: N, B and T steps.
+    delta : float
+        In (0, 1).
+    max_steps : int, default :data:`MAX_EXACT_STEPS`
+        More steps than this: the row is not computed (``epsilon=None``, the reason in
+        its note).
+    loss_interval : float, default 1e-3
+        As :func:`pair_epsilon_bracket`.
+
+    Returns
+    -------
+    dpclaims.analysis.accounting.AccountantRow
+        Named :data:`EXACT_PAIR_ROW`, ``bound="lower"``; ``details`` hold the pair's
+        sizes and the bracket [lower, upper] of that pair's epsilon.
+
+    Raises
+    ------
+    ValueError
+        ``sampling`` not of kind ``without-replacement``; a non-positive sigma or
+        interval; delta outside (0, 1).
+
+    References
+    ----------
+    The pair attains the reduction of
+    :func:`dpclaims.analysis.accounting.fixed_size_add_remove_event` (its notes), so
+    this row and that event's PLD rows must agree to the discretisation
+    (tests/test_accounting_fixed_size.py).
+    """
+    from dpclaims.analysis.accounting import AccountantRow
+    from dpclaims.analysis.sampling import Sampling
+
+    if not isinstance(sampling, Sampling) or sampling.kind != "without-replacement":
+        raise ValueError(f"sampling must be a Sampling of kind 'without-replacement', got "
+                         f"{sampling!r}")
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    n, b, t = sampling.dataset_size, sampling.batch_size, sampling.num_steps
+    m = n if n - 1 >= b else n + 1
+    if t > max_steps:
+        return AccountantRow(EXACT_PAIR_ROW, None, (
+            f"not computed: {t} steps exceed the {max_steps} the exact computation of one "
+            "pair composes (max_steps)"), bound="lower")
+    smaller, added = worst_pair(m)
+    try:
+        lo, hi = pair_epsilon_bracket(smaller, added, b, sigma, t, delta,
+                                      loss_interval=loss_interval)
+    except (ValueError, MemoryError) as exc:
+        return AccountantRow(EXACT_PAIR_ROW, None, f"not computed: {exc}", bound="lower")
+    note = (f"Exact computation of one pair, no accountant: {m - 1} records at -C and the "
+            f"added one at +C, batches of exactly {b}, {t} steps, noise std {sigma:g} C; "
+            f"that pair's epsilon lies in [{lo:.6g}, {hi:.6g}], so the lower end is a "
+            "certified lower bound on the true epsilon (dpclaims.analysis.fixed_size_exact).")
+    return AccountantRow(EXACT_PAIR_ROW, lo, note,
+                         {"pair": {"smaller_size": m - 1, "larger_size": m,
+                                   "smaller_records": -1.0, "added_record": 1.0,
+                                   "clip": 1.0},
+                          "bracket_of_the_pair": [lo, hi], "loss_interval": loss_interval},
+                         bound="lower")

@@ -1,9 +1,11 @@
 """Datasets as records: read, replace, add and remove one record.
 
 A dataset is either an array whose leading axis indexes records, shape
-``(N, ...)``, or a tuple of such arrays sharing the leading axis (e.g.
-``(x (N, d), y (N,))``); a record is then ``data[i]``, respectively the tuple of
-``component[i]``. Neighbouring datasets differ by one record: replaced
+``(N, ...)``, a tuple of such arrays sharing the leading axis (e.g.
+``(x (N, d), y (N,))``), or a dict of them (e.g. ``{"x": (N, d), "y": (N,)}``, the
+pytrees JAX code takes: :mod:`dpclaims.adapters.jax`); a record is then ``data[i]``,
+respectively the tuple of ``component[i]``, respectively the dict
+``{name: component[i]}`` with the same keys. Neighbouring datasets differ by one record: replaced
 (replace-one, N public) or added / removed (add-remove). Every function returns
 a copy and raises ValueError on a bad index, a record of the wrong shape or a
 record that the dataset's dtype cannot store without changing it.
@@ -15,7 +17,11 @@ import numpy as np
 
 
 def n_records(data) -> int:
-    """Number of records N of a dataset (array (N, ...) or tuple of such arrays)."""
+    """Number of records N of a dataset (array (N, ...), tuple or dict of such arrays)."""
+    if isinstance(data, dict):
+        if not data:
+            raise ValueError("a dict dataset needs at least one component array")
+        return n_records(tuple(data.values()))
     if isinstance(data, tuple):
         if not data:
             raise ValueError("a tuple dataset needs at least one component array")
@@ -32,6 +38,8 @@ def n_records(data) -> int:
 def get_record(data, index: int):
     """Record ``index`` of ``data`` (a row, or a tuple of rows)."""
     _check_index(data, index)
+    if isinstance(data, dict):
+        return {k: np.asarray(c)[index] for k, c in data.items()}
     if isinstance(data, tuple):
         return tuple(np.asarray(c)[index] for c in data)
     return np.asarray(data)[index]
@@ -40,6 +48,9 @@ def get_record(data, index: int):
 def replace_record(data, index: int, record):
     """A copy of ``data`` with record ``index`` replaced by ``record``."""
     _check_index(data, index)
+    if isinstance(data, dict):
+        return _as_dict(data, replace_record(tuple(data.values()), index,
+                                             _dict_record_as_tuple(data, record)))
     if isinstance(data, tuple):
         record = _check_tuple_record(data, record)
         out = tuple(np.array(c, copy=True) for c in data)
@@ -55,6 +66,8 @@ def replace_record(data, index: int, record):
 def remove_record(data, index: int):
     """A copy of ``data`` without record ``index``."""
     _check_index(data, index)
+    if isinstance(data, dict):
+        return _as_dict(data, remove_record(tuple(data.values()), index))
     if isinstance(data, tuple):
         return tuple(np.delete(np.asarray(c), index, axis=0) for c in data)
     return np.delete(np.asarray(data), index, axis=0)
@@ -62,6 +75,9 @@ def remove_record(data, index: int):
 
 def add_record(data, record):
     """A copy of ``data`` with ``record`` appended as record N."""
+    if isinstance(data, dict):
+        return _as_dict(data, add_record(tuple(data.values()),
+                                         _dict_record_as_tuple(data, record)))
     if isinstance(data, tuple):
         record = _check_tuple_record(data, record)
         return tuple(np.concatenate([np.asarray(c), _cast_record(r, np.asarray(c).dtype)[None]])
@@ -92,6 +108,19 @@ def _check_record_shape(got, want) -> None:
         raise ValueError(f"record has shape {tuple(got)}, the dataset's records have {tuple(want)}")
 
 
+def _dict_record_as_tuple(data: dict, record) -> tuple:
+    """A dict record as the tuple of its values in ``data``'s key order; ValueError
+    unless it is a dict with exactly ``data``'s keys."""
+    if not isinstance(record, dict) or set(record) != set(data):
+        raise ValueError(f"a record of a dict dataset with keys {list(data)} must be a dict "
+                         f"with those keys, got {record!r:.200}")
+    return tuple(record[k] for k in data)
+
+
+def _as_dict(data: dict, components: tuple) -> dict:
+    return dict(zip(data, components, strict=True))
+
+
 def _check_tuple_record(data, record):
     if not isinstance(record, tuple) or len(record) != len(data):
         raise ValueError(f"a record of a {len(data)}-component tuple dataset must be a tuple "
@@ -103,14 +132,19 @@ def _check_tuple_record(data, record):
 
 def dataset_as_lists(data) -> list:
     """A dataset as nested lists for JSON evidence: ``data.tolist()``, or one list per
-    component of a tuple dataset."""
+    component of a tuple dataset, a dict of them for a dict dataset."""
+    if isinstance(data, dict):
+        return {k: np.asarray(c).tolist() for k, c in data.items()}
     if isinstance(data, tuple):
         return [np.asarray(c).tolist() for c in data]
     return np.asarray(data).tolist()
 
 
 def records_equal(a, b) -> bool:
-    """Whether two records (rows, or tuples of rows) are equal."""
+    """Whether two records (rows, tuples or dicts of rows) are equal."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b)
+                and all(np.array_equal(a[k], b[k]) for k in a))
     if isinstance(a, tuple) != isinstance(b, tuple):
         return False
     if isinstance(a, tuple):
@@ -120,6 +154,10 @@ def records_equal(a, b) -> bool:
 
 def differing_records(d0, d1) -> np.ndarray:
     """Indices where two equal-size datasets differ."""
+    if isinstance(d0, dict):
+        if not isinstance(d1, dict) or set(d0) != set(d1):
+            raise ValueError("a dict dataset can only be compared with one of the same keys")
+        return differing_records(tuple(d0.values()), tuple(d1[k] for k in d0))
     comps = zip(d0, d1, strict=True) if isinstance(d0, tuple) else [(d0, d1)]
     diff = None
     for a, b in comps:

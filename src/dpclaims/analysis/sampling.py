@@ -43,6 +43,9 @@ class Sampling:
     steps : int, optional
         Number of noisy steps (mechanism invocations). Give exactly one of
         ``steps`` and ``epochs``.
+    rate : float, optional
+        ``poisson`` only: the sampling rate q in (0, 1] itself, instead of B and N (the
+        accounting of Poisson sampling needs only q). Not with ``batch_size``.
     epochs : int, optional
         Number of passes. For ``poisson`` / ``without-replacement`` it means
         ``epochs * N / B`` steps, which must be an integer (otherwise give
@@ -77,10 +80,14 @@ class Sampling:
     batch_size: int | float | None = None
     steps: int | None = None
     epochs: int | None = None
+    rate: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in SAMPLINGS:
             raise ValueError(f"kind must be one of {SAMPLINGS}, got {self.kind!r}")
+        if self.rate is not None:
+            self._check_rate()
+            return
         if (self.steps is None) == (self.epochs is None):
             raise ValueError(
                 f"give exactly one of steps and epochs, got steps={self.steps!r}, "
@@ -127,9 +134,35 @@ class Sampling:
                     f"{steps!r} steps is not an integer; give steps instead"
                 )
 
+    def _check_rate(self) -> None:
+        """The checks of a sampling given by its ``rate`` (Poisson only)."""
+        if self.kind != "poisson":
+            raise ValueError(f"rate is for Poisson sampling only, got kind {self.kind!r}")
+        if self.batch_size is not None:
+            raise ValueError(f"give rate or batch_size, not both (rate={self.rate!r}, "
+                             f"batch_size={self.batch_size!r})")
+        q = check_positive(self.rate, "rate")
+        if q > 1:
+            raise ValueError(f"rate must lie in (0, 1], got {q!r}")
+        object.__setattr__(self, "rate", q)
+        if self.dataset_size is not None:
+            object.__setattr__(self, "dataset_size", check_count(self.dataset_size,
+                                                                 "dataset_size"))
+        if self.steps is not None:
+            object.__setattr__(self, "steps", check_count(self.steps, "steps"))
+        if self.epochs is not None:
+            object.__setattr__(self, "epochs", check_count(self.epochs, "epochs"))
+            steps = self.epochs / q
+            if abs(steps - round(steps)) > 1e-9 * steps:
+                raise ValueError(f"epochs={self.epochs!r} / rate {q!r} = {steps!r} steps is "
+                                 "not an integer; give steps instead")
+
     @property
     def sampling_rate(self) -> float | None:
-        """q = B / N (1.0 for ``none``); None when the sizes were not given."""
+        """q = B / N, or the given ``rate`` (1.0 for ``none``); None when the sizes were not
+        given."""
+        if self.rate is not None:
+            return self.rate
         if self.kind == "none":
             return 1.0
         if self.dataset_size is None or self.batch_size is None:
@@ -144,6 +177,8 @@ class Sampling:
             return self.steps
         if self.kind == "none":
             return self.epochs
+        if self.rate is not None:
+            return round(self.epochs / self.rate)
         if self.dataset_size is None or self.batch_size is None:
             return None
         if self.kind in ("poisson", "without-replacement"):
@@ -161,12 +196,17 @@ class Sampling:
             return math.ceil(self.steps / math.ceil(self.dataset_size / self.batch_size))
         if self.kind == "none":
             return self.num_steps
+        if self.rate is not None:
+            return self.num_steps * self.rate
         return self.num_steps * self.batch_size / self.dataset_size
 
     def to_dict(self) -> dict[str, Any]:
         """The fields plus ``sampling_rate``, ``num_steps`` and ``passes``."""
+        fields = asdict(self)
+        if fields["rate"] is None:  # a plan given by sizes: the fields it always had
+            del fields["rate"]
         return {
-            **asdict(self),
+            **fields,
             "sampling_rate": self.sampling_rate,
             "num_steps": self.num_steps,
             "passes": self.passes,
@@ -185,10 +225,11 @@ class Sampling:
         """One paragraph: what the sampling is and how it is accounted."""
         n, b = self.dataset_size, self.batch_size
         if self.kind == "poisson":
+            q = (f"q = {self.rate:.6g}" if self.rate is not None
+                 else f"q = B/N = {b}/{n} = {self.sampling_rate:.6g}")
             text = (
                 f"Poisson sampling: each record joins each batch independently with "
-                f"probability q = B/N = {b}/{n} = {self.sampling_rate:.6g}; "
-                f"{self.num_steps} steps."
+                f"probability {q}; {self.num_steps} steps."
             )
         elif self.kind == "without-replacement" and relation == "add-remove":
             text = (

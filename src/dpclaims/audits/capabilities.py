@@ -27,11 +27,20 @@ Capabilities
 :class:`HasStep`                 ``step(state, batch, rng)``, ``step_sensitivity``,
                                  ``random_states(rng, n)``
 :class:`HasPerformedSampling`    ``performed_event``, ``performed_is_shuffle``
+:class:`HasSampling`             ``sampling``: the sampler performed, a
+                                 :class:`~dpclaims.analysis.sampling.Sampling`
+:class:`HasLibraryAccounting`    ``library_accounting``: a library's own accountant's
+                                 reading (``name``, ``epsilon``, ``delta``,
+                                 ``relation``, ``assumes``)
 ===============================  =========================================================
 
 A mechanism may also have ``records`` (a hypothesis strategy of records),
 ``neighbouring_pairs()`` and ``score``; an algorithm ``step_batch_size`` /
-``batch_size``, its own ``relation`` and ``to_dict()``.
+``batch_size``, its own ``relation`` and ``to_dict()``, ``max_runs_per_call`` (the runs
+of one underlying call, e.g. a compiled chunk: the audit's blocks are multiples of it),
+the ``sampling`` it performs (a :class:`~dpclaims.analysis.sampling.Sampling`), and
+``starting_points`` with ``with_start(point) -> algorithm`` (starting parameters the
+dataset search may try, :mod:`dpclaims.audits.adversarial`).
 """
 
 from __future__ import annotations
@@ -119,6 +128,26 @@ class HasPerformedSampling(Protocol):
     performed_is_shuffle: bool
 
 
+@runtime_checkable
+class HasSampling(Protocol):
+    """``sampling``: the sampler the run performs, a
+    :class:`~dpclaims.analysis.sampling.Sampling` (its kind, N, B and steps); the
+    accounting of the sampling performed follows it
+    (:mod:`dpclaims.claims.checks.performed_sampling`)."""
+
+    sampling: Any
+
+
+@runtime_checkable
+class HasLibraryAccounting(Protocol):
+    """``library_accounting``: what a library's own privacy accountant says of the run, a
+    mapping ``{"name": "d3p's DPSVI.get_epsilon", "epsilon": float, "delta": float,
+    "relation": str, "assumes": sampling kind}``; a reading of its own, checked against
+    the sampling performed (:mod:`dpclaims.claims.checks.performed_sampling`)."""
+
+    library_accounting: Any
+
+
 class WholeRunAlgorithm:
     """Base of the families' whole runs: the algorithm protocol with every optional hook
     absent (None) until a subclass defines it.
@@ -141,6 +170,8 @@ class WholeRunAlgorithm:
     random_states = None
     performed_event = None
     performed_is_shuffle = False
+    sampling = None
+    library_accounting = None
 
     def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must define run(data, rng, n_runs)")
@@ -211,7 +242,12 @@ class AlgorithmCapabilities:
     relation: Any = ""
     performed_event: Any = None
     performed_is_shuffle: Any = False
+    sampling: Any = None
+    starting_points: Any = None
+    with_start: Any = None
+    library_accounting: Any = None
     to_dict: Callable | None = None
+    max_runs_per_call: Any = None
     validated: bool = False
 
 
@@ -278,4 +314,7 @@ def read_algorithm(obj) -> AlgorithmCapabilities:
         step_batch_size=_member(obj, "step_batch_size"), batch_size=_member(obj, "batch_size"),
         relation=_member(obj, "relation", ""), performed_event=_member(obj, "performed_event"),
         performed_is_shuffle=_member(obj, "performed_is_shuffle", False),
-        to_dict=_member(obj, "to_dict"))
+        sampling=_member(obj, "sampling"), starting_points=_member(obj, "starting_points"),
+        with_start=_callable_member(obj, "with_start"),
+        library_accounting=_member(obj, "library_accounting"),
+        to_dict=_member(obj, "to_dict"), max_runs_per_call=_member(obj, "max_runs_per_call"))

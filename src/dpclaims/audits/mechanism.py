@@ -282,7 +282,8 @@ def validate_data(obj) -> None:
     domain, data = caps.domain, caps.data
 
     def finite(record, what: str) -> bool:
-        parts = record if isinstance(record, tuple) else (record,)
+        parts = tuple(record.values()) if isinstance(record, dict) \
+            else record if isinstance(record, tuple) else (record,)
         return all(bool(np.all(np.isfinite(real_array(p, what)))) for p in parts)
 
     def describe_misfit(record) -> str:
@@ -300,7 +301,8 @@ def validate_data(obj) -> None:
             n = n_records(data)
         except ValueError as exc:
             raise InvalidMechanismError(f"mechanism {name!r}: `data`: {exc}") from exc
-        comps = data if isinstance(data, tuple) else (data,)
+        comps = tuple(data.values()) if isinstance(data, dict) \
+            else data if isinstance(data, tuple) else (data,)
         for c in comps:
             arr = real_array(c, f"mechanism {name!r}: `data`")
             bad = ~np.isfinite(arr)

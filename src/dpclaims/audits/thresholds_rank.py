@@ -56,7 +56,7 @@ class RankThreshold(ThresholdStrategy):
     decide how tight and how powerful the audit is, never whether its certificate is
     valid. They suit mechanisms whose scores look Gaussian, with the best threshold in
     a tail (Gaussian noise: DP-SGD, the papers' steps); measured against the split on
-    the Gaussian mechanism in ``benchmarks/audit_tightness.py`` (README, "Benchmarks").
+    the Gaussian mechanism in ``benchmarks/audit_tightness.py`` (docs/benchmarks.md).
     They do not suit a score whose best threshold sits at a level far from the tails:
     on randomised response that is exactly (1, 1e-3)-DP, over seeds 0-20 at 20,000
     trials, the split's median certificate was 0.96 (auto score) and the rank

@@ -46,6 +46,14 @@ Optional:
     previous release.
 ``trace_reduction`` : {"sum", "max-per-epoch"} and ``epoch_length`` : int
     How the projections <update_s, u> / C are combined (default "sum").
+``max_runs_per_call`` : int
+    The runs of one underlying call (a compiled chunk of :mod:`dpclaims.adapters.jax`):
+    :func:`audit_whole_run` makes its default blocks whole multiples of it.
+``sampling`` : :class:`~dpclaims.analysis.sampling.Sampling`
+    The sampler the run performs (its per-step rate for the likelihood-ratio trace
+    statistic, its batch size for the batch-boundary datasets of the search).
+``starting_points`` and ``with_start(point) -> algorithm``
+    Starting parameters the dataset search tries (:mod:`dpclaims.audits.adversarial`).
 ``step(state, batch, rng) -> (n, k)``, ``step_sensitivity``, ``random_states(rng, n) -> (n, P)``
     One noisy release from given states (n, P) on a given batch, for the property test
     of the update's sensitivity from random states
@@ -79,6 +87,16 @@ The observed statistic (the threat model is recorded in the evidence):
   "max-per-epoch" sums the per-epoch maxima instead (a shuffled pass
   that holds the canary exactly once per epoch at a hidden position).
 * **full-trace**, input canary: the updates summed over steps (n, k), Fisher.
+* **full-trace**, gradient canary, ``trace_statistic="choose"`` (what ``check-variant``
+  uses): the declared statistic, the max over steps and the per-step likelihood-ratio
+  combination, one chosen on the training split
+  (:mod:`dpclaims.audits.trace_statistics`: a leak confined to a few steps is not
+  diluted by the sum).
+
+The datasets: :func:`canary_pair` around ``data`` (the "quiet" dataset), or a ``pair``
+given to :func:`audit_whole_run`: :func:`dpclaims.audits.adversarial.
+audit_whole_run_searched` passes the one its pilot audits chose among adversarial
+candidates (aligned against, aligned with, duplicated canary, batch-boundary sizes).
 
 The statistic is computed inside each block of runs (so a block holds only
 ``block_size`` traces), the block size is chosen so that a block's releases hold at most
@@ -118,6 +136,13 @@ from dpclaims.audits.mechanism import (
     real_array,
     replace_one,
 )
+from dpclaims.audits.trace_statistics import (
+    TraceChoiceScore,
+    candidate_statistics,
+    likelihood_ratio_parameters,
+    step_projections,
+    trace_columns,
+)
 
 
 class ThreatModel(str, Enum):
@@ -132,6 +157,9 @@ class ThreatModel(str, Enum):
 THREAT_MODELS = tuple(t.value for t in ThreatModel)
 CANARIES = ("gradient", "input")
 TRACE_REDUCTIONS = ("sum", "max-per-epoch")
+#: How the full-trace gradient-canary statistic is fixed: the algorithm's
+#: ``trace_reduction``, or chosen on the training split (:mod:`.trace_statistics`).
+TRACE_STATISTIC_MODES = ("declared", "choose")
 #: Largest number of floats a block of runs' releases may hold (32 MB).
 BLOCK_FLOATS = 4_000_000
 
@@ -234,6 +262,8 @@ def validate_algorithm(obj) -> AlgorithmCapabilities:
                                     f"{TRACE_REDUCTIONS}, got {red!r}")
     if red == "max-per-epoch":
         check_count(caps.epoch_length, "epoch_length")
+    if caps.max_runs_per_call is not None:
+        check_count(caps.max_runs_per_call, "max_runs_per_call")
     if caps.step is not None:
         for attr, value in (("step_sensitivity", caps.step_sensitivity),
                             ("random_states", caps.random_states)):
@@ -397,6 +427,9 @@ class RunMechanism:
     algorithm: Any
     canary: str
     statistic: str
+    columns: tuple = ()
+    lr_q: float | None = None
+    lr_sigma: float | None = None
 
     @property
     def name(self) -> str:
@@ -412,7 +445,8 @@ class RunMechanism:
         if out.ndim == 0 or out.shape[0] != n:
             raise InvalidMechanismError(f"algorithm {self.name!r}: run(data, rng, n_runs={n}) "
                                         f"must return shape (n_runs, ...), got {out.shape}")
-        return reduce_releases(self.algorithm, out, self.statistic)
+        return reduce_releases(self.algorithm, out, self.statistic, self.columns,
+                               q=self.lr_q, sigma=self.lr_sigma)
 
 
 STATISTICS = {
@@ -425,22 +459,40 @@ STATISTICS = {
                            "(the canary is in one step per epoch, at a hidden position)",
     "trace-sum-fisher": "the updates summed over steps, Fisher's linear discriminant "
                         "fitted on the training split",
+    "trace-choice": "one of the per-step projections' statistics (sum, max over steps, "
+                    "per-epoch maxima, per-step likelihood-ratio combination) chosen on the "
+                    "training split (dpclaims.audits.trace_statistics)",
 }
 
 
-def statistic_of(algorithm, canary: str) -> str:
-    """The statistic of a whole-run audit (a key of :data:`STATISTICS`)."""
+def statistic_of(algorithm, canary: str, trace_statistic: str = "declared") -> str:
+    """The statistic of a whole-run audit (a key of :data:`STATISTICS`).
+
+    ``trace_statistic="choose"``: a gradient canary on a full trace gets "trace-choice"
+    (the statistic chosen on the training split); "declared": the algorithm's
+    ``trace_reduction``.
+    """
     algorithm = read_algorithm(algorithm)
+    if trace_statistic not in TRACE_STATISTIC_MODES:
+        raise ValueError(f"trace_statistic must be one of {TRACE_STATISTIC_MODES}, got "
+                         f"{trace_statistic!r}")
     if algorithm.threat_model == "final-iterate":
         return "final-output"
     if canary == "gradient":
+        if trace_statistic == "choose":
+            return "trace-choice"
         red = algorithm.trace_reduction
         return "trace-projection" if red == "sum" else "trace-max-per-epoch"
     return "trace-sum-fisher"
 
 
-def reduce_releases(algorithm, releases: np.ndarray, statistic: str) -> np.ndarray:
+def reduce_releases(algorithm, releases: np.ndarray, statistic: str, columns: tuple = (),
+                    *, q: float | None = None, sigma: float | None = None) -> np.ndarray:
     """Releases of n runs -> the audit's outputs (n, k'): the statistic of each run.
+
+    "trace-choice": one column per name in ``columns`` (keys of
+    :data:`~dpclaims.audits.trace_statistics.TRACE_STATISTICS`; q and sigma for the
+    likelihood-ratio one).
 
     Raises InvalidMechanismError on a full trace that is not (n, S, k).
     """
@@ -456,6 +508,9 @@ def reduce_releases(algorithm, releases: np.ndarray, statistic: str) -> np.ndarr
         up(releases), f"algorithm {algorithm.name!r}: updates(releases)")
     if statistic == "trace-sum-fisher":
         return updates.sum(axis=1)
+    if statistic == "trace-choice":
+        z = step_projections(updates, canary_direction(algorithm), float(algorithm.clip))
+        return trace_columns(z, columns, q=q, sigma=sigma, epoch_length=algorithm.epoch_length)
     reduction = "sum" if statistic == "trace-projection" else "max-per-epoch"
     return trace_projection(updates, canary_direction(algorithm), float(algorithm.clip),
                             reduction, algorithm.epoch_length)[:, None]
@@ -484,6 +539,13 @@ class WholeRunAudit:
         Wall time of the audit (not determined by the seed; not in ``to_dict``).
     block_size : int
         Runs per block.
+    trace_choice : dict or None
+        The trace statistic chosen on the training split (``chosen``), the candidates and
+        their projected certificates (:class:`~dpclaims.audits.trace_statistics.
+        TraceChoiceScore`); None when the statistic was not chosen.
+    search : dict or None
+        The dataset search's record (:meth:`dpclaims.audits.adversarial.DatasetSelection.
+        to_dict`: the dataset that decided and every pilot); None without a search.
     """
 
     result: AuditResult
@@ -493,6 +555,18 @@ class WholeRunAudit:
     n_runs: int
     block_size: int
     seconds: float = field(default=0.0, compare=False)
+    trace_choice: dict | None = None
+    search: dict | None = None
+
+    @property
+    def trace_statistic(self) -> str | None:
+        """The trace statistic chosen on the training split (None: not chosen)."""
+        return None if self.trace_choice is None else self.trace_choice.get("chosen")
+
+    @property
+    def dataset(self) -> str:
+        """The name of the neighbouring datasets audited ("quiet" without a search)."""
+        return "quiet" if self.search is None else self.search["selected"]
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -503,11 +577,16 @@ class WholeRunAudit:
         return self.result.refutes_claim
 
     def to_dict(self) -> dict:
-        return {"threat_model": self.threat_model,
-                "threat_model_text": THREAT_MODEL_TEXT[self.threat_model],
-                "canary": self.canary, "statistic": self.statistic,
-                "statistic_text": STATISTICS[self.statistic], "n_runs": self.n_runs,
-                "block_size": self.block_size, "audit": self.result.to_dict()}
+        out = {"threat_model": self.threat_model,
+               "threat_model_text": THREAT_MODEL_TEXT[self.threat_model],
+               "canary": self.canary, "statistic": self.statistic,
+               "statistic_text": STATISTICS[self.statistic], "n_runs": self.n_runs,
+               "block_size": self.block_size, "audit": self.result.to_dict()}
+        if self.trace_choice is not None:
+            out["trace_statistic"] = dict(self.trace_choice)
+        if self.search is not None:
+            out["dataset_search"] = self.search
+        return out
 
 
 def default_canary(algorithm) -> str:
@@ -521,9 +600,54 @@ def default_canary(algorithm) -> str:
                      "an `input_canary`: no canary to audit with")
 
 
+def whole_run_mechanism(algorithm, canary: str, alpha: float,
+                        trace_statistic: str = "declared") -> tuple[RunMechanism, Any]:
+    """The run as a mechanism and the audit's score: (RunMechanism, score).
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+    canary : {"gradient", "input"}
+    alpha : float
+        The audit's significance (the trace choice projects certificates at it).
+    trace_statistic : {"declared", "choose"}
+        As in :func:`audit_whole_run`.
+
+    Returns
+    -------
+    (RunMechanism, score)
+        The score: the first column for a trace statistic computed in the run, Fisher's
+        discriminant for vectors, a :class:`~dpclaims.audits.trace_statistics.
+        TraceChoiceScore` (a fresh one, whose ``record`` names the choice) for
+        "trace-choice" (candidates from :func:`~dpclaims.audits.trace_statistics.
+        candidate_statistics`: the likelihood ratio needs the declared ``sampling`` or a
+        sampled dp_event, and the claim's Gaussian sigma).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``trace_statistic``.
+    """
+    algorithm = read_algorithm(algorithm)
+    statistic = statistic_of(algorithm, canary, trace_statistic)
+    if statistic == "trace-choice":
+        dp_event = algorithm.claim.dp_event
+        sampling = algorithm.sampling
+        names, note = candidate_statistics(algorithm.trace_reduction, sampling, dp_event)
+        q, sigma, _ = likelihood_ratio_parameters(sampling, dp_event)
+        mech = RunMechanism(algorithm, canary, statistic, names, q, sigma)
+        return mech, TraceChoiceScore(names, float(algorithm.claim.delta), alpha, note)
+    mech = RunMechanism(algorithm, canary, statistic)
+    score = first_column if statistic.startswith("trace-") and statistic != "trace-sum-fisher" \
+        else "fisher"
+    return mech, score
+
+
 def audit_whole_run(algorithm, n_runs: int, *, canary: str | None = None,
                     alpha: float = 0.05, seed: int = 0, workers: int = 1,
-                    block_size: int | None = None) -> WholeRunAudit:
+                    block_size: int | None = None, pair: NeighbouringPair | None = None,
+                    trace_statistic: str = "declared",
+                    search: dict | None = None) -> WholeRunAudit:
     """Audit an algorithm's whole-run claim with a canary (module docstring).
 
     Parameters
@@ -544,7 +668,19 @@ def audit_whole_run(algorithm, n_runs: int, *, canary: str | None = None,
         Processes.
     block_size : int, optional
         Runs per block; default: as many as keep a block's releases under
-        :data:`BLOCK_FLOATS` floats (measured on a probe of two runs), at most 65,536.
+        :data:`BLOCK_FLOATS` floats (measured on a probe of two runs), at most 65,536,
+        rounded down to a multiple of the algorithm's ``max_runs_per_call`` when it
+        declares one (at least one such call).
+    pair : NeighbouringPair, optional
+        The datasets to audit on; default: :func:`canary_pair` (the quiet dataset).
+        :func:`dpclaims.audits.adversarial.audit_whole_run_searched` passes the pair its
+        search chose (on pilot runs of their own).
+    trace_statistic : {"declared", "choose"}
+        Full trace with the gradient canary: the algorithm's ``trace_reduction``, or
+        the statistic chosen on the training split
+        (:mod:`dpclaims.audits.trace_statistics`).
+    search : dict, optional
+        The dataset search's record, kept in the result's evidence.
 
     Returns
     -------
@@ -561,22 +697,24 @@ def audit_whole_run(algorithm, n_runs: int, *, canary: str | None = None,
     n_runs = check_count(n_runs, "n_runs", minimum=2)
     alpha = check_probability(alpha, "alpha")
     canary = canary or default_canary(algorithm)
-    pair = canary_pair(algorithm, canary)
-    statistic = statistic_of(algorithm, canary)
+    pair = pair or canary_pair(algorithm, canary)
+    mech, score = whole_run_mechanism(algorithm, canary, alpha, trace_statistic)
+    statistic = mech.statistic
     if block_size is None:
         probe = real_array(algorithm.run(pair.d0, np.random.default_rng(
             np.random.SeedSequence(seed, spawn_key=(5,))), 2),
             f"algorithm {algorithm.name!r}: run(data, rng, n_runs=2)")
         per_run = max(1, probe[0].size)
         block_size = int(min(65_536, max(256, BLOCK_FLOATS // per_run)))
-    mech = RunMechanism(algorithm, canary, statistic)
-    score = first_column if statistic.startswith("trace-") and statistic != "trace-sum-fisher" \
-        else "fisher"
+        chunk = algorithm.max_runs_per_call
+        if chunk:  # whole chunks of the algorithm's own calls (e.g. a compiled shape)
+            block_size = max(chunk, block_size // chunk * chunk)
     t0 = time.perf_counter()
     res = audit(mech, pair, n_runs, alpha=alpha, score=score, seed=seed, workers=workers,
                 block_size=block_size)
+    choice = dict(score.record) if isinstance(score, TraceChoiceScore) else None
     return WholeRunAudit(res, algorithm.threat_model, canary, statistic, n_runs, block_size,
-                         time.perf_counter() - t0)
+                         time.perf_counter() - t0, choice, search)
 
 
 def loop_runs(algorithm, data, seeds) -> np.ndarray:

@@ -1,7 +1,7 @@
 """A headline verdict per claim, from the verdicts of its readings.
 
 A claim is checked under every reasonable reading of the paper; a reader wants
-one bottom line per claim. The rule (stated in the README and in every report):
+one bottom line per claim. The rule (stated in docs/design.rst and in every report):
 
 1. **refuted** when a certificate refutes the claim under a reading of the
    paper's text (``Verdict.text_reading``); the headline names that reading

@@ -47,7 +47,7 @@ never used: an estimate alone neither holds nor refutes).
 
 References
 ----------
-docs/architecture.md ("The verdict kernel"); README, "What a verdict means".
+docs/architecture.md ("The verdict kernel"); docs/design.rst ("One place decides").
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -594,12 +595,18 @@ def mirror_url(base_url: str | None = None) -> str | None:
     value = base_url if base_url is not None else os.environ.get(MIRROR_ENV, "").strip()
     if not value:
         return None
-    if not _URL.match(value):
-        where = "base_url" if base_url is not None else f"${MIRROR_ENV}"
-        raise InputError(f"{where} must be an http://, https:// or ftp:// URL, got "
-                         f"{value!r} (a local folder with this layout is passed as "
-                         "--data-dir instead)")
-    return value.rstrip("/")
+    where = "base_url" if base_url is not None else f"${MIRROR_ENV}"
+    if value.lower().startswith("file://"):
+        folder = Path(urllib.parse.unquote(urllib.parse.urlparse(value).path))
+    elif not _URL.match(value):
+        folder = Path(value).expanduser()
+    else:
+        return value.rstrip("/")
+    if not folder.is_dir():
+        raise InputError(f"{where} must be an http://, https:// or ftp:// URL, a file:// "
+                         f"address or a folder with the cache's layout, got {value!r} "
+                         "(no such folder)")
+    return folder.resolve().as_uri()
 
 
 # --------------------------------------------------------------------------- checks
@@ -815,18 +822,44 @@ def _prune(folder: Path) -> None:
 
 
 def _download(url, output_file, pup, check_only=False):
-    """pooch downloader: HTTP(S) or FTP, a failure as a :class:`DownloadError` naming
-    the URL (pooch checks the SHA-256 afterwards)."""
+    """pooch downloader: HTTP(S), FTP or a local mirror (file://, copied), a failure as a
+    :class:`DownloadError` naming the URL and the ways round it (pooch checks the
+    SHA-256 afterwards)."""
     import pooch
     import requests
 
+    if url.lower().startswith("file://"):
+        return _copy_local(url, output_file, check_only)
     download = (pooch.FTPDownloader(progressbar=False, timeout=60)
                 if url.lower().startswith("ftp://")
                 else pooch.HTTPDownloader(progressbar=False, timeout=60))
     try:
         return download(url, output_file, pup, check_only=check_only)
     except (requests.exceptions.RequestException, OSError, EOFError) as exc:
-        raise DownloadError(f"could not download {url}: {exc}") from exc
+        raise DownloadError(f"could not download {url}: {exc}. Without a network, point "
+                            "--mirror (or $DPCLAIMS_DATA_MIRROR) at a folder or file:// "
+                            "address with the cache's layout, or give the audit the "
+                            "folder itself with --data-dir") from exc
+
+
+def _copy_local(url: str, output_file, check_only: bool):
+    """The file of a local mirror (``file://`` URL) copied to ``output_file`` (a path or
+    an open binary file, as pooch passes it); ``check_only``: whether it exists."""
+    import shutil
+
+    src = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
+    if check_only:
+        return src.is_file()
+    try:
+        with open(src, "rb") as fin:
+            if isinstance(output_file, (str, os.PathLike)):
+                with open(output_file, "wb") as fout:
+                    shutil.copyfileobj(fin, fout)
+            else:  # an open binary file
+                shutil.copyfileobj(fin, output_file)
+    except OSError as exc:
+        raise DownloadError(f"could not copy {src} from the local mirror: {exc}") from exc
+    return None
 
 
 # --------------------------------------------------------------------------- audits

@@ -4,7 +4,8 @@ A run writes its figures and reports into a fresh staging folder beside the outp
 folder (``.<name>.partial-<random>``) and moves it into place only when it has
 succeeded. A folder that already holds files is refused before any work unless the
 run may overwrite it, and even then only when it holds a dpclaims report and nothing
-else (:data:`MARKER`, written into every report folder, lists the report's files); then
+else (:data:`MARKER`, written into every report folder, lists the report's files and
+the command that wrote it); then
 the old folder is set aside, the new one renamed into its place, and the old one
 removed. Two runs never mix their files, and ``results.json`` is never half-written: a
 crash or an interrupt leaves the previous folder as it was (and removes the staging
@@ -12,6 +13,11 @@ folder). A lock file beside the folder (``.<name>.lock``, holding the pid of the
 that writes to it) makes a second run into the same folder fail at once; it is removed
 at every ending, and one left by a killed run does not block (the lock is an
 ``flock``, released by the kernel when its process dies).
+
+A command's default folder (``reports/<command>-<name>``) is its own: a run into it
+replaces the report the same command wrote there for the same name without
+``--overwrite`` (``replace_own``), and refuses any other content, as an explicit
+``--out`` does.
 """
 
 from __future__ import annotations
@@ -48,6 +54,13 @@ class StagedOutput:
     overwrite : bool
         Whether an existing, non-empty ``out_dir`` may be replaced; it is only when
         it holds a dpclaims report and no other file (:func:`foreign_file`).
+    owner : dict, optional
+        The command and name that write the report (``{"command": "check", "name":
+        "abadi2016"}``), recorded in :data:`MARKER`.
+    replace_own : bool
+        Whether a report in ``out_dir`` written with the same ``owner`` may be replaced
+        without ``overwrite`` (a command's default folder); any other content is refused
+        as without ``overwrite``.
 
     Raises
     ------
@@ -63,8 +76,10 @@ class StagedOutput:
     Either way the lock is released.
     """
 
-    def __init__(self, out_dir, overwrite: bool = False):
+    def __init__(self, out_dir, overwrite: bool = False, owner: dict | None = None,
+                 replace_own: bool = False):
         self.out = Path(out_dir)
+        self.owner = dict(owner) if owner else None
         self._lock_fd = None
         if self.out.exists() and not self.out.is_dir():
             raise InputError(f"--out {self.out} is a file, not a folder")
@@ -79,10 +94,15 @@ class StagedOutput:
         self._lock()
         try:
             if self.out.is_dir() and any(self.out.iterdir()):
-                if not overwrite:
-                    raise InputError(f"--out {self.out} already holds files (another "
-                                     "run's?); pass --overwrite to replace them, or choose "
-                                     "an empty folder")
+                own = (replace_own and self.owner is not None
+                       and report_owner(self.out) == self.owner)
+                if not (overwrite or own):
+                    held = report_owner(self.out) if replace_own else None
+                    what = (f"a report of `dpclaims {held['command']}` for {held['name']}"
+                            if held else "files (another run's?)")
+                    raise InputError(f"--out {self.out} already holds {what}; pass "
+                                     "--overwrite to replace them, or choose an empty "
+                                     "folder")
                 _refuse_foreign(self.out)
             try:
                 self.staging = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.partial-",
@@ -122,8 +142,10 @@ class StagedOutput:
         try:
             files = sorted(p.relative_to(self.staging).as_posix()
                            for p in self.staging.rglob("*"))
-            (self.staging / MARKER).write_text(json.dumps(
-                {"dpclaims": _SIGNATURE, "files": files}, indent=1))
+            marker = {"dpclaims": _SIGNATURE, "files": files}
+            if self.owner is not None:
+                marker["owner"] = self.owner
+            (self.staging / MARKER).write_text(json.dumps(marker, indent=1))
             old = None
             if self.out.exists():
                 try:
@@ -206,7 +228,7 @@ def _refuse_unrenamable(out: Path) -> None:
     if why is not None:
         raise InputError(f"--out {out} {why}: a run writes its report beside --out and "
                          "renames it into place; choose a new folder, e.g. --out "
-                         "reports/out")
+                         "reports/run1")
 
 
 def foreign_file(folder) -> Path | None:
@@ -232,6 +254,20 @@ def foreign_file(folder) -> Path | None:
                 and p.suffix.lower() in _LEGACY_FIGURES:
             continue
         return p
+    return None
+
+
+def report_owner(folder) -> dict | None:
+    """The command and name recorded in ``folder``'s :data:`MARKER` (``{"command": ...,
+    "name": ...}``), or None: no report, or one written without an owner."""
+    try:
+        marker = json.loads((Path(folder) / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    owner = marker.get("owner") if isinstance(marker, dict) else None
+    if isinstance(owner, dict) and marker.get("dpclaims") == _SIGNATURE \
+            and isinstance(owner.get("command"), str) and isinstance(owner.get("name"), str):
+        return {"command": owner["command"], "name": owner["name"]}
     return None
 
 

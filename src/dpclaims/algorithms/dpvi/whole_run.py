@@ -18,7 +18,11 @@ a canary, and planted-bug switches.
     GaussianDpEvent(sigma)), T)``, epsilon from dp_accounting's PLD accountant. Planted
     bug ``noise_clip``: the noise std is sigma * noise_clip while the clip is C (the
     noise not rescaled when the clipping norm changed: effective multiplier
-    sigma * noise_clip / C).
+    sigma * noise_clip / C). Option ``batching="fixed-size"``: each step draws exactly
+    B = round(q N) records without replacement (as d3p 0.2.0's ``DPSVI`` does) while the
+    claim stays the Poisson add/remove accounting: the sampling-accounting flaw of issue 40
+    (an added record can push an aligned-against record out of a batch: the batch sum
+    moves by 2C).
 """
 
 
@@ -108,6 +112,11 @@ class DPVIRun(WholeRunAlgorithm):
         The name (default: built from the parameters).
     batches : {"mask", "gather"}
         How Poisson batches are drawn (:meth:`run`); the same law.
+    batching : {"poisson", "fixed-size"}
+        The sampler performed: Poisson(q) batches, or exactly B = round(q N) records
+        drawn afresh without replacement each step (of the records given to ``run``).
+        The claim is the Poisson add/remove accounting either way (for "fixed-size" a
+        planted accounting flaw).
 
     Raises
     ------
@@ -130,6 +139,7 @@ class DPVIRun(WholeRunAlgorithm):
     data_seed: int = 0
     label: str | None = None
     batches: str = "mask"
+    batching: str = "poisson"
     relation: str = field(default="add-remove", init=False)
 
     def __post_init__(self) -> None:
@@ -149,12 +159,20 @@ class DPVIRun(WholeRunAlgorithm):
             object.__setattr__(self, "noise_clip", check_positive(self.noise_clip, "noise_clip"))
         if self.batches not in ("mask", "gather"):
             raise ValueError(f"batches must be 'mask' or 'gather', got {self.batches!r}")
+        if self.batching not in ("poisson", "fixed-size"):
+            raise ValueError(f"batching must be 'poisson' or 'fixed-size', got "
+                             f"{self.batching!r}")
+        if self.batching == "fixed-size" and round(self.sampling_rate * self.n_records) < 1:
+            raise ValueError(f"fixed-size batches need B = round(q N) >= 1, got q = "
+                             f"{self.sampling_rate:g}, N = {self.n_records}")
 
     # ------------------------------------------------------------------ description
 
     @property
     def name(self) -> str:
-        return self.label or (f"dpvi-{self.variant}[T={self.steps}, q={self.sampling_rate:g}, "
+        fixed = "" if self.batching == "poisson" else f"fixed-size B={self.batch_size}, "
+        return self.label or (f"dpvi-{self.variant}[{fixed}T={self.steps}, "
+                              f"q={self.sampling_rate:g}, "
                               f"sigma={self.noise_multiplier:g}, C={self.clip:g}"
                               + (f", noise for C={self.noise_clip:g}" if self.noise_clip else "")
                               + f"; {self.threat_model}]")
@@ -162,6 +180,22 @@ class DPVIRun(WholeRunAlgorithm):
     @cached_property
     def data(self):
         return dpvi_background(self.n_records, self.dim, self.data_seed)
+
+    @property
+    def batch_size(self) -> int | None:
+        """B = round(q N) for fixed-size batches; None for Poisson batches."""
+        if self.batching == "poisson":
+            return None
+        return int(round(self.sampling_rate * self.n_records))
+
+    @property
+    def sampling(self) -> Sampling:
+        """The sampler performed: Poisson(q), or exactly B of N without replacement."""
+        if self.batching == "poisson":
+            return Sampling("poisson", dataset_size=self.n_records,
+                            batch_size=self.sampling_rate * self.n_records, steps=self.steps)
+        return Sampling("without-replacement", dataset_size=self.n_records,
+                        batch_size=self.batch_size, steps=self.steps)
 
     @property
     def family(self) -> MeanField:
@@ -259,7 +293,13 @@ class DPVIRun(WholeRunAlgorithm):
         n_rec = x.shape[0]
         xb, yb = np.broadcast_to(x, (n, n_rec, self.dim)), np.broadcast_to(y, (n, n_rec))
         for t in range(self.steps):
-            if self.batches == "mask":      # every record, weight 1 if sampled (no gather)
+            if self.batching == "fixed-size":   # exactly B records, without replacement
+                b = min(self.batch_size, n_rec)
+                pick = np.argpartition(rng.random((n, n_rec)), b - 1, axis=1)[:, :b]
+                w = np.zeros((n, n_rec))
+                np.put_along_axis(w, pick, 1.0, axis=1)
+                bx, by, bc = xb, yb, np.broadcast_to(c, (n, n_rec))
+            elif self.batches == "mask":    # every record, weight 1 if sampled (no gather)
                 w = (rng.random((n, n_rec)) < self.sampling_rate).astype(float)
                 bx, by, bc = xb, yb, np.broadcast_to(c, (n, n_rec))
             else:
@@ -306,6 +346,7 @@ class DPVIRun(WholeRunAlgorithm):
         return {"N": self.n_records, "T": self.steps, "C": self.clip,
                 "sigma": self.noise_multiplier, "q": self.sampling_rate,
                 "variant": self.variant, "threat_model": self.threat_model, "d": self.dim,
+                "batching": self.batching, "B": self.batch_size,
                 "optimiser": "sgd", "lr": self.lr, "delta": self.delta,
                 "noise_clip": self.noise_clip,
                 "effective_noise_multiplier": self.effective_noise_multiplier}

@@ -16,11 +16,17 @@ checked by :func:`check_reported`:
    2019, dp_accounting RDP otherwise): the number is then reproduced by construction
    and the question becomes what that sigma really gives.
 2. **The sampling the algorithm really performs.** The same sigma and steps are
-   accounted for the algorithm's real sampling. For a shuffled or fixed-order
-   pass that is the composition of one unamplified Gaussian per epoch, exact
-   for an adversary who knows the order (``analytic-gaussian``) and only an upper
-   bound for a hidden order; for sampling without replacement only RDP upper
-   bounds exist.
+   accounted for the algorithm's real sampling, under the paper's relation. For a
+   shuffled or fixed-order pass that is the composition of one unamplified Gaussian per
+   epoch, exact for an adversary who knows the order (``analytic-gaussian``) and only
+   an upper bound for a hidden order. For sampling without replacement (fixed-size
+   batches) under replace-one the RDP rows (autodp, dp_accounting) are upper bounds;
+   under add-remove every row accounts the Poisson pair of
+   :func:`~dpclaims.analysis.accounting.fixed_size_add_remove_event` (rate B / N, half
+   the noise multiplier), a dominating pair that is attained: RDP and pessimistic PLD
+   rows are upper bounds, the optimistic PLD a lower bound. Beside them the same noise
+   accounted as replace-one fixed-size batches (sigma / 2 relative to 2C) is shown as
+   evidence (``real_sampling_replace_one``), never deciding an add-remove claim.
 3. **Under each relation.** The sigma needed for the reported epsilon under
    replace-one and under add-remove (same sampling), as evidence.
 
@@ -99,11 +105,6 @@ def _rows(result: acc.AccountingResult) -> dict:
     return {r.name: r.epsilon for r in result.rows if r.epsilon is not None}
 
 
-def _supported_relation(kind: str, relation: str) -> str:
-    """The relation to use for sampling ``kind`` (WOR is replace-one only, module table)."""
-    return "replace-one" if kind == "without-replacement" else relation
-
-
 def _what(kind: str, relation: str, steps: int, delta: float) -> str:
     return f"{kind}, {relation}, {steps} steps, delta {delta:g}"
 
@@ -131,7 +132,10 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
                               evidence={"entry": _entry(entry)}, seed=seed)]
     sigma_known = bool(entry.noise_multipliers)
     sigmas = entry.noise_multipliers if sigma_known else (None,)
-    paper_rel = _supported_relation(entry.paper_sampling, entry.paper_relation)
+    # every (sampling, relation) pair is accounted under the stated relation (fixed-size
+    # batches under add-remove by accounting.fixed_size_add_remove_event); a row that
+    # does not support it says so, and a reading whose rows all fail is not-checkable
+    paper_rel = entry.paper_relation
     combos, results = [], []
     for delta, sigma, steps in itertools.product(entry.deltas, sigmas, entry.steps):
         paper_plan = _plan(entry, entry.paper_sampling, steps)
@@ -148,17 +152,14 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
                 combos.append(combo)
                 results.append((None, None))
                 continue
-        else:
-            sigma = _convert_sigma(sigma, entry.paper_relation, paper_rel)
         combo["sigma"] = sigma
-        if paper_rel != entry.paper_relation:
-            combo["paper_relation_used"] = (
-                f"{paper_rel}: the only relation accounted for {entry.paper_sampling}; sigma "
-                f"converted for a clipped sum (sensitivity C under add-remove, 2C under "
-                "replace-one)")
         paper_result = acc.account(sigma, paper_plan, delta, paper_rel)
         paper = _rows(paper_result)
         combo["paper_accounting"] = paper
+        combo["paper_accounting_bounds"] = _bounds(paper_result)
+        if entry.paper_sampling == "without-replacement" and paper_rel == "add-remove":
+            combo["paper_accounting_replace_one"] = _replace_one_rows(sigma, paper_plan,
+                                                                      delta)
         combo["reproduced_by"] = sorted(k for k, v in paper.items()
                                         if claimed.low <= v <= claimed.high)
         nearest = min(paper.items(), key=lambda kv: abs(kv[1] - claimed.value), default=None)
@@ -167,21 +168,19 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
             combo["not_computed"] = _no_row(paper_result)
         real_result = None
         if entry.real_sampling != entry.paper_sampling:
-            real_rel = _supported_relation(entry.real_sampling, paper_rel)
-            real_sigma = _convert_sigma(sigma, paper_rel, real_rel)
-            combo["real_relation"] = real_rel
-            if real_rel != paper_rel:
-                combo["real_relation_note"] = (
-                    f"{real_rel} (the only relation accounted for {entry.real_sampling}); "
-                    f"sigma {sigma:.4g} under {paper_rel} is {real_sigma:.4g} "
-                    "under it for a clipped sum (sensitivity C vs 2C)")
+            combo["real_relation"] = paper_rel
             # a shuffled pass is accounted as the per-epoch composition with the order
             # known (fixed-order: exact); the hidden-order reading keeps its upper end only
             kind = "fixed-order" if entry.real_sampling == "shuffle" else entry.real_sampling
-            real_result = acc.account(real_sigma, _plan(entry, kind, steps), delta, real_rel)
+            real_plan = _plan(entry, kind, steps)
+            real_result = acc.account(sigma, real_plan, delta, paper_rel)
             combo["real_sampling"] = _rows(real_result)
+            combo["real_sampling_bounds"] = _bounds(real_result)
             if not combo["real_sampling"]:
                 combo["real_not_computed"] = _no_row(real_result)
+            if kind == "without-replacement" and paper_rel == "add-remove":
+                combo["real_sampling_replace_one"] = _replace_one_rows(sigma, real_plan,
+                                                                       delta)
         combos.append(combo)
         results.append((paper_result, real_result))
     ev = {"entry": _entry(entry), "combinations": combos,
@@ -191,6 +190,33 @@ def check_reported(entry: ReportedPrivacy, seed: int | None = None) -> list[Verd
     for reading, kind, order_known in readings:
         out.append(_decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
                            order_known))
+    return out
+
+
+def _bounds(result: acc.AccountingResult) -> dict:
+    """Supported rows by name: {name: "upper" / "lower" / "exact"} (what each row's
+    epsilon is with respect to the true epsilon)."""
+    return {r.name: r.bound for r in result.rows if r.epsilon is not None}
+
+
+#: The replace-one rows of fixed-size batches shown beside their add-remove accounting.
+REPLACE_ONE_ROWS = ("autodp-rdp", "dp_accounting-rdp")
+
+
+def _replace_one_rows(sigma: float, plan: acc.Sampling, delta: float) -> dict:
+    """Fixed-size batches of the same noise accounted under replace-one, as evidence
+    beside their add-remove accounting: the noise std sigma C of a sum clipped to C is
+    sigma / 2 relative to the replace-one sensitivity 2C. The rows of
+    :data:`REPLACE_ONE_ROWS` (Wang, Balle, Kasiviswanathan 2019, Thm. 27), each
+    ``{"epsilon", "bound"}``, or ``{"not_computed": reason}``; a replace-one guarantee
+    is not an add-remove one, so these never decide an add-remove claim."""
+    result = acc.account(_convert_sigma(sigma, "add-remove", "replace-one"), plan, delta,
+                         "replace-one", accountants=REPLACE_ONE_ROWS, lower_bound=False)
+    out = {"relation": "replace-one",
+           "noise_multiplier": _convert_sigma(sigma, "add-remove", "replace-one")}
+    for r in result.rows:
+        out[r.name] = ({"epsilon": r.epsilon, "bound": r.bound} if r.epsilon is not None
+                       else {"not_computed": r.note})
     return out
 
 
@@ -358,7 +384,8 @@ def _stated_reading(entry, c, paper_result, real_result, kind, sigma_stated, ord
         if entry.real_sampling != entry.paper_sampling:
             context += (f" The algorithm performs {entry.real_sampling}: see the readings "
                         "of the real sampling.")
-        return paper_result, what, True, context
+        return (paper_result, what, True,
+                context + _replace_one_text(c.get("paper_accounting_replace_one")))
     what = _what(entry.real_sampling, real_result.relation, steps, delta)
     origin = "stated" if sigma_stated else "from the paper's procedure"
     hidden = entry.real_sampling == "shuffle" and not order_known
@@ -372,7 +399,24 @@ def _stated_reading(entry, c, paper_result, real_result, kind, sigma_stated, ord
                                     order_known else "; for a hidden order it is only "
                                     "an upper bound, and no certified lower bound is "
                                     "computed."))
+    context += _replace_one_text(c.get("real_sampling_replace_one"))
     return real_result, what, not hidden, context
+
+
+def _replace_one_text(ro: dict | None) -> str:
+    """The sentence on the replace-one rows shown beside fixed-size batches under
+    add-remove (:func:`_replace_one_rows`); empty without them."""
+    if ro is None:
+        return ""
+    shown = ", ".join(
+        f"{name} {v['epsilon']:.4g} ({v['bound']})" if "epsilon" in v else
+        f"{name} not computed" for name, v in ro.items() if isinstance(v, dict))
+    return (" Fixed-size batches under add-remove are accounted by the Poisson pair at "
+            "rate B/N with sigma / 2 (an added record entering a batch pushes another out: "
+            "accounting.fixed_size_add_remove_event); the same noise read as replace-one "
+            f"fixed-size batches (sigma = {ro['noise_multiplier']:.4g} relative to 2C): "
+            f"{shown}, a replace-one guarantee, shown and not deciding this add-remove "
+            "claim.")
 
 
 def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
@@ -419,7 +463,7 @@ def _decide(claim, entry, claimed, combos, results, ev, seed, reading, kind,
     result, what, lower, context = _stated_reading(
         entry, c, paper_result, real_result, kind, sigma_stated, order_known)
     lo, hi, refined = epsilon_bounds(result, claimed, what, lower=lower)
-    context = context.replace("{rows}", fmt_rows(_rows(refined)))  # after any refinement
+    context = context.replace("{rows}", fmt_bounded_rows(refined))  # after any refinement
     return decide(claim, reading, claimed, lower=lo, upper=hi,
                   context=context + alternatives,
                   evidence={**ev, "accounting": refined.to_dict()}, seed=seed)
@@ -443,8 +487,9 @@ def _sigma_under_each_relation(entry: ReportedPrivacy, combos) -> dict:
     Calibrated, to 1 % in sigma, with the cheapest accountant that supports the
     combination: the exact Gaussian composition for unsampled passes
     (:func:`~dpclaims.analysis.accounting.composed_gaussian_sigma`), dp_accounting RDP
-    for Poisson sampling under add-remove and for sampling without replacement (which
-    is replace-one only), the PLD at one interval (1e-3, pessimistic) for Poisson under
+    for Poisson sampling under add-remove and for sampling without replacement (under
+    add-remove through :func:`~dpclaims.analysis.accounting.fixed_size_add_remove_event`),
+    the PLD at one interval (1e-3, pessimistic) for Poisson under
     replace-one, which no RDP accountant here supports. ``noise_std_over_C`` is the
     noise standard deviation over the clipping norm for a clipped sum (DP-SGD's noise
     multiplier): sigma under add-remove, 2 sigma under replace-one.
@@ -453,9 +498,6 @@ def _sigma_under_each_relation(entry: ReportedPrivacy, combos) -> dict:
     c = combos[0]
     plan = _plan(entry, entry.paper_sampling, c["steps"])
     for relation in RELATIONS:
-        if entry.paper_sampling == "without-replacement" and relation == "add-remove":
-            out[relation] = "unsupported: sampling without replacement is replace-one only"
-            continue
         try:
             if entry.paper_sampling in ("shuffle", "fixed-order", "none"):
                 accountant = "analytic-gaussian"
@@ -490,6 +532,13 @@ def end_text(bound: dict | None) -> str:
 def fmt_rows(rows: dict) -> str:
     """Accounting rows ``{name: epsilon}`` as one line."""
     return ", ".join(f"{k} {v:.4g}" for k, v in rows.items())
+
+
+def fmt_bounded_rows(result: acc.AccountingResult) -> str:
+    """An accounting's supported rows as one line, each labelled with what it is (upper,
+    lower, exact, model)."""
+    return ", ".join(f"{r.name} {r.epsilon:.4g} ({r.bound})" for r in result.rows
+                     if r.epsilon is not None)
 
 
 def _entry(entry: ReportedPrivacy) -> dict:

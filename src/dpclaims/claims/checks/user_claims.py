@@ -90,7 +90,7 @@ def check_claims_file(spec, budget: VariantBudget, seed: int = 0, tick=lambda na
         with bad_input():
             if is_algorithm(mech):
                 v, _ = check_whole_run_audit(mech, budget.n_trials, budget.alpha, seed,
-                                             budget.workers)
+                                             budget.workers, pilot_runs=budget.pilot_trials)
             else:
                 v, _ = check_audit_claim(mech, budget, seed)
         verdicts.append(dataclasses.replace(v, claim=claim))

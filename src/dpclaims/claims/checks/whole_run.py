@@ -12,13 +12,22 @@ the accounting of the sampling performed):
     (inconclusive, :func:`~dpclaims.claims.checks.bounds.search_verdict`).
 ``<name>/accounting``  (when its claim has a dp_event) the whole-run event recomputed by
     every accountant (the same check as for a mechanism).
-``<name>/accounting-as-performed``  (when it has ``performed_event``) the claim accounted
-    for the sampling really performed (:func:`check_performed_sampling`).
+``<name>/accounting-as-performed``  (when it has ``sampling`` or ``performed_event``) the
+    claim accounted for the sampling really performed (:func:`check_performed_sampling`).
+``<name>/library-accounting``  (when it has ``library_accounting``) a library's own
+    accountant as a reading of its own, against the sampling performed
+    (:func:`~dpclaims.claims.checks.performed_sampling.check_library_accounting`).
 ``<name>/whole-run-audit``  (always) :func:`~dpclaims.audits.whole_run.audit_whole_run`
     with the gradient canary (or the input-space canary), under the algorithm's threat
     model: ``refuted`` when the Clopper-Pearson certificate exceeds the claimed epsilon
     at the claimed delta; ``inconclusive`` otherwise (an audit cannot prove privacy;
-    :func:`~dpclaims.claims.checks.bounds.audit_verdict`).
+    :func:`~dpclaims.claims.checks.bounds.audit_verdict`). Given pilot runs (the
+    budget's ``selection_trials``), the neighbouring datasets are chosen among the
+    adversarial candidates by pilot audits on runs of their own
+    (:func:`~dpclaims.audits.adversarial.audit_whole_run_searched`) and a full trace's
+    statistic is chosen on the training split
+    (:mod:`~dpclaims.audits.trace_statistics`); the evidence names the dataset that
+    decided, every pilot, and the statistic.
 
 Every verdict comes from the verdict kernel (:mod:`dpclaims.claims.kernel`) on certified
 bounds, through the adapters of :mod:`dpclaims.claims.checks.bounds`. A correct
@@ -35,6 +44,7 @@ from hypothesis import strategies as st
 
 from dpclaims.analysis.accounting import account_event
 from dpclaims.analysis.records import dataset_as_lists, get_record, n_records
+from dpclaims.audits.adversarial import audit_whole_run_searched, dataset_summary
 from dpclaims.audits.capabilities import read_algorithm
 from dpclaims.audits.mechanism import InvalidMechanismError, Sensitivity
 from dpclaims.audits.whole_run import (
@@ -45,6 +55,12 @@ from dpclaims.audits.whole_run import (
     validate_algorithm,
 )
 from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds, search_verdict
+from dpclaims.claims.checks.performed_sampling import (
+    check_declared_sampling,
+    check_library_accounting,
+    read_library_accounting,
+    read_sampling,
+)
 from dpclaims.claims.core import Claim, InputError, Reading, ReadingKind, Verdict
 from dpclaims.claims.kernel import Claimed, decide, not_checkable
 from dpclaims.property_tests.sensitivity import check_sensitivity
@@ -139,8 +155,12 @@ def check_step_sensitivity(alg, max_examples: int, seed: int) -> Verdict | None:
 
 
 def check_performed_sampling(alg, seed: int) -> list[Verdict]:
-    """The claim accounted for the sampling the algorithm really performs
-    (``performed_event``, e.g. a shuffled pass: one unamplified Gaussian per epoch).
+    """The claim accounted for the sampling the algorithm really performs: its declared
+    ``sampling`` (a :class:`~dpclaims.analysis.sampling.Sampling`; the accounting follows
+    it, :func:`~dpclaims.claims.checks.performed_sampling.check_declared_sampling`), else
+    its ``performed_event`` (e.g. a shuffled pass: one unamplified Gaussian per epoch).
+    A ``performed_event`` that disagrees with a declared ``sampling`` is bad input
+    (InputError).
 
     Two readings, each decided by the verdict kernel on the accountants' certified
     bounds (:func:`~dpclaims.claims.checks.bounds.epsilon_bounds`; the query is the
@@ -163,9 +183,11 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
     ``performed_event`` is what the algorithm performs: one reading, ``as performed``,
     decided on the event's certified bracket.
 
-    [] without ``performed_event``.
+    [] without ``sampling`` and ``performed_event``.
     """
     alg = read_algorithm(alg)
+    if alg.sampling is not None:
+        return check_declared_sampling(alg, seed)
     event = alg.performed_event
     if event is None:
         return []
@@ -202,8 +224,14 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
     return out
 
 
-def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: int = 1):
-    """The whole-run audit's verdict (module docstring); (verdict, WholeRunAudit or None)."""
+def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: int = 1,
+                          pilot_runs: int | None = None):
+    """The whole-run audit's verdict (module docstring); (verdict, WholeRunAudit or None).
+
+    ``pilot_runs``: runs per dataset of each candidate dataset's pilot audit
+    (:func:`~dpclaims.audits.adversarial.audit_whole_run_searched`); None: the quiet
+    dataset only, with the declared statistic (no search).
+    """
     alg = read_algorithm(alg)
     c = alg.claim
     claim = _claim(alg, "whole-run-audit",
@@ -217,15 +245,22 @@ def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: in
     except ValueError as exc:
         return not_checkable(claim, "as-given", f"`data` and a canary for a whole-run audit "
                              f"({exc})", seed=seed), None
-    w = audit_whole_run(alg, n_runs, canary=canary, alpha=alpha, seed=seed, workers=workers)
+    if pilot_runs is None:
+        w = audit_whole_run(alg, n_runs, canary=canary, alpha=alpha, seed=seed,
+                            workers=workers)
+    else:
+        w = audit_whole_run_searched(alg, n_runs, pilot_runs, canary=canary, alpha=alpha,
+                                     seed=seed, workers=workers)
     r = w.result
     # no wall-clock figure here: results.json is determined by the seed
     ev = {"alpha": alpha, **w.to_dict(), "claimed_epsilon": c.epsilon, "delta": c.delta}
     if alg.to_dict is not None:
         ev["algorithm"] = alg.to_dict()
+    chosen = f" ({w.trace_statistic})" if w.trace_statistic else ""
+    data = "" if w.search is None else f", dataset '{w.dataset}' chosen by pilot audits"
     source = (f"Clopper-Pearson whole-run audit, {w.canary} canary, {w.threat_model} "
-              f"threat model, statistic {w.statistic}, {n_runs} runs per dataset, delta "
-              f"{c.delta:g}")
+              f"threat model, statistic {w.statistic}{chosen}{data}, {n_runs} runs per "
+              f"dataset, delta {c.delta:g}")
     return audit_verdict(claim, "as-given", r, source=source, evidence=ev, seed=seed), w
 
 
@@ -238,9 +273,11 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
     alg : Algorithm
     budget : VariantBudget
         ``n_trials`` runs per dataset, ``max_examples`` property-test examples, ``alpha``,
-        ``workers``. ``score`` and ``selection_trials`` are not used: the statistic
-        follows the threat model and the canary (:data:`~dpclaims.audits.whole_run.
-        STATISTICS`), and the pair is the canary's (no pair search).
+        ``workers``, and ``pilot_trials`` (``selection_trials``) runs per dataset for
+        each candidate dataset's pilot audit (:mod:`dpclaims.audits.adversarial`).
+        ``score`` is not used: the statistic follows the threat model and the canary
+        (:data:`~dpclaims.audits.whole_run.STATISTICS`; a full trace's is chosen on the
+        training split).
     seed : int
     tick : callable
         Progress callback (the check's name).
@@ -255,6 +292,8 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
     """
     try:
         alg = validate_algorithm(alg)
+        read_sampling(alg.sampling)          # bad input before any check runs
+        read_library_accounting(alg.library_accounting)
         verdicts = []
         tick("property test of the update's sensitivity")
         v = check_step_sensitivity(alg, budget.max_examples, seed)
@@ -266,8 +305,10 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
             if v is not None:
                 verdicts.append(replace(v, claim=replace(v.claim, location="user algorithm")))
         verdicts += check_performed_sampling(alg, seed)
+        verdicts += check_library_accounting(alg, seed)
         tick("whole-run audit")
-        v, w = check_whole_run_audit(alg, budget.n_trials, budget.alpha, seed, budget.workers)
+        v, w = check_whole_run_audit(alg, budget.n_trials, budget.alpha, seed, budget.workers,
+                                     pilot_runs=budget.pilot_trials)
         verdicts.append(v)
     except InvalidMechanismError as exc:
         raise InputError(str(exc)) from exc
@@ -279,7 +320,10 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
             "text": (f"Claimed epsilon {alg.claim.epsilon:.6g} at delta {alg.claim.delta:g} "
                      f"under {alg.claim.relation} for the whole run. Threat model: "
                      f"{THREAT_MODEL_TEXT[w.threat_model]}. Canary: {r.pair['description']}. "
-                     f"Statistic: {STATISTICS[w.statistic]}. Certificate (Clopper-Pearson, "
+                     f"{dataset_summary(w)} "
+                     f"Statistic: {STATISTICS[w.statistic]}"
+                     + (f"; chosen: {w.trace_statistic}" if w.trace_statistic else "")
+                     + ". Certificate (Clopper-Pearson, "
                      f"holds with the stated confidence): epsilon >= "
                      f"{r.epsilon_lower_bound:.4g}. The GDP and credible values are "
                      "estimates and never refute."),

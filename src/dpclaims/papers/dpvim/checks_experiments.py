@@ -73,6 +73,14 @@ from dpclaims.papers.dpvim.figures import adult_figure, coverage_figures
 LEVEL = 0.01
 
 
+def _nanmedian_or_nan(values) -> float:
+    """The median of the finite-or-infinite (not NaN) entries of ``values``; NaN when every
+    entry is NaN (numpy's nanmedian would warn "All-NaN slice")."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    return float(np.median(v)) if v.size else float("nan")
+
+
 def check_ou_scaling(runs: dict, seed: int) -> list[Verdict]:
     """``dpvim/ou-noise-scaling`` per optimiser (module notes): the increment ratio and its
     bootstrap interval are estimates, so the verdict is ``inconclusive`` with them shown.
@@ -382,8 +390,12 @@ def _trace_std_verdicts(res, v, eps0, sizes, seed) -> list[Verdict]:
     ev = {**sizes, "epsilon": eps0, "variant": v, "mse_trace_std_vs_spread": mse,
           "baseline_mse_no_estimate": base_mse, "share_converged": float(conv.mean()),
           "parameters_tested": int(per_param.size), "test": st_,
-          "ratio_trace_std_to_spread_median": float(np.nanmedian(sd / spread))}
-    ratio = np.nanmedian(sd / spread, axis=0)
+          "ratio_trace_std_to_spread_median": _nanmedian_or_nan(sd / spread)}
+    # per parameter, over the runs where it converged (a parameter that converged in no
+    # run has no ratio: left out here, not a NaN median of an empty slice)
+    r = sd / spread
+    seen_r = np.isfinite(r).any(axis=0)
+    ratio = np.nanmedian(r[:, seen_r], axis=0) if seen_r.any() else np.zeros(0)
     ratio = ratio[np.isfinite(ratio)]
     st2 = (paired_comparison(np.abs(np.log2(ratio)), np.ones_like(ratio), level=0.05)
            if ratio.size else {})
