@@ -15,6 +15,17 @@ pytestmark = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_meth
                                 reason="needs the fork start method")
 
 
+@pytest.fixture(autouse=True)
+def _fork_is_safe_here():
+    """CheckTimer forks only where that is safe (dpclaims.execution.start_method): not in
+    a test process that has imported JAX (tests/needs_jax, in a venv that has it)."""
+    from dpclaims.execution import start_method
+
+    method = start_method()
+    if method.method != "fork":
+        pytest.skip(f"checks run in this process here: {method.reason}")
+
+
 class TwoArgError(Exception):
     def __init__(self, a, b):
         super().__init__(f"{a}/{b}")

@@ -5,8 +5,9 @@ Exit codes (the same for ``audit``, ``check`` and ``check-variant``;
 :mod:`dpclaims.claims.headline`): 0 nothing refuted; 1 a claim is refuted (its
 headline); 2 bad input: options, files, a claim or the user's own code (one line on
 stderr naming it; an exception raised in the user's code names the file and line);
-3 a claim was not checkable and none is refuted; 69 the Dask cluster of ``audit
---scheduler`` failed mid-run (one line; no report); 70 an internal error of dpclaims
+3 a claim was not checkable and none is refuted; 69 a worker lost mid-run: a worker
+process that stopped answering within ``--worker-timeout`` or died, or the Dask cluster
+of ``audit --scheduler`` that failed (one line; no report); 70 an internal error of dpclaims
 (a bug: one line, the traceback with ``--debug``); 130 interrupted (Ctrl-C); 143
 terminated (SIGTERM: ``kill``, ``timeout``, a CI cancelling the job). Interrupted or
 terminated, a run removes its staging folder and its lock and writes no report.
@@ -102,6 +103,7 @@ class _Main(click.Group):
             raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
         except Exception as exc:  # noqa: BLE001  (classified: the user's code or ours)
             from dpclaims.execution.cluster import ClusterLostError
+            from dpclaims.execution.processes import WorkerLostError
             from dpclaims.execution.user_code import describe_user_error
 
             if _is_user_object_error(exc):  # a user's mechanism found wrong where it is used
@@ -113,7 +115,7 @@ class _Main(click.Group):
             if earned is not None and _stdout_closed(exc):
                 _silence_stdout()  # the reader of stdout left; the report is written
                 raise click.exceptions.Exit(earned) from None
-            if isinstance(exc, ClusterLostError):
+            if isinstance(exc, (ClusterLostError, WorkerLostError)):
                 _debug_traceback(ctx)
                 click.echo(f"dpclaims: {_one_line(exc)}", err=True)
                 raise click.exceptions.Exit(EXIT_CLUSTER_LOST) from None
@@ -179,6 +181,27 @@ def _one_line(text) -> str:
     return " ".join(str(text).split())
 
 
+WORKER_TIMEOUT_HELP = (
+    "Seconds to wait for the worker processes while none of the blocks (or checks) they "
+    "run comes back; then the run stops, exit 69 with one line naming it. Default: "
+    "max(600, 20 x the seconds per output the audit's probe took x the block size).")
+
+
+def _check_worker_timeout(seconds) -> None:
+    if seconds is not None and not (0 < seconds < math.inf):
+        raise click.BadParameter(f"must be a positive number of seconds, got {seconds}",
+                                 param_hint="--worker-timeout")
+
+
+def _worker_info(timeout, starts: list) -> dict:
+    """run_info's record of the worker processes: how they started and why
+    (:func:`dpclaims.execution.processes.starts_used`), and ``--worker-timeout``."""
+    out = {"worker processes": starts} if starts else {}
+    if timeout is not None:
+        out["worker timeout"] = timeout
+    return out
+
+
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dpclaims")
 @click.option("--debug", is_flag=True, help="Show the full traceback of an error.")
@@ -192,7 +215,8 @@ def main(ctx, debug):
       1   a claim is refuted
       2   bad input (options, files, a claim, an exception in your code)
       3   a claim was not checkable, none refuted
-      69  the Dask cluster (audit --scheduler) failed mid-run
+      69  a worker lost mid-run (a worker process silent for
+          --worker-timeout, or dead; the Dask cluster of --scheduler)
       70  internal error of dpclaims (a bug; --debug shows the traceback)
       130 interrupted (Ctrl-C)
       143 terminated (SIGTERM: kill, timeout, a cancelled CI job)
@@ -230,6 +254,9 @@ def _paper_help() -> str:
 @click.option("--workers", type=int, default=None,
               help="Processes for independent checks (default: 2, or 1 on a one-core "
                    "machine). results.json is the same whatever the number.")
+@click.option("--worker-timeout", "worker_timeout", type=float, default=None,
+              metavar="SECONDS",
+              help=WORKER_TIMEOUT_HELP)
 @click.option("--scheduler", metavar="ADDRESS", envvar="DPCLAIMS_SCHEDULER", default=None,
               help="Run the independent checks and their trial blocks on the Dask cluster "
                    "of this scheduler (tcp://HOST:8786; default $DPCLAIMS_SCHEDULER, else "
@@ -243,7 +270,8 @@ def _paper_help() -> str:
                    "without the paper's prefix, e.g. prop1-* or 'dpsep/*table*'); may "
                    "repeat. The report lists the selection; a selected claim's verdicts "
                    "are the same as in a run of every claim.")
-def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite, claims):
+def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, scheduler,
+          overwrite, claims):
     """Check a paper's claims and write a report with a verdict for each. Exit codes: see
     dpclaims --help (0 nothing refuted, 1 refuted, 3 not checkable)."""
     from dpclaims.claims import exit_code
@@ -260,6 +288,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite,
     if workers < 1:
         raise click.BadParameter(f"workers must be >= 1, got {workers}",
                                  param_hint="--workers")
+    _check_worker_timeout(worker_timeout)
     from dpclaims.data.fetch import resolve_data_dir
 
     data_dir, data_source = resolve_data_dir(data_dir)  # else the verified cache, else None
@@ -280,10 +309,15 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite,
     owner, out_dir, own = _default_out("audit", label, out_dir)
     staged = StagedOutput(out_dir, overwrite, owner, own)  # refuses another run's folder
     t0 = time.perf_counter()
+    from dpclaims.execution.processes import reset_starts, starts_used
+    from dpclaims.execution.processes import worker_timeout as timeout_set
+
+    reset_starts()
     with staged as staging, contextlib.ExitStack() as cluster:
         from dpclaims.cli_quiet import third_party_to_log
         from dpclaims.reports.render import write_report
 
+        cluster.enter_context(timeout_set(worker_timeout))
         quiet = cluster.enter_context(third_party_to_log(
             staging, enabled=not _debug(click.get_current_context())))
         client = cluster_info = None
@@ -327,6 +361,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, scheduler, overwrite,
             "dpclaims": __version__,
             "python": platform.python_version(),
             "workers": workers,
+            **_worker_info(worker_timeout, starts_used()),
             **({"scheduler": cluster_info} if cluster_info else {}),
             "data": data_source,
             "seconds per check": timings,
@@ -887,6 +922,8 @@ Exit codes:
       the declared domain; bad options
   3   nothing was checked for at least one claim (not-checkable: e.g. no data
       and no record domain), and none is refuted
+  69  a worker lost: a worker process (--workers 2 or more) silent for
+      --worker-timeout seconds, or dead (one line naming both)
   70  internal error of dpclaims (--debug shows the traceback)
   130 interrupted (Ctrl-C); 143 terminated (SIGTERM)""")
 @click.argument("spec", metavar="FILE.py:OBJECT | package.module:OBJECT")
@@ -907,6 +944,8 @@ Exit codes:
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--workers", type=int, default=1, show_default=True,
               help="Processes for the audit's trial blocks (results do not depend on it).")
+@click.option("--worker-timeout", "worker_timeout", type=float, default=None,
+              metavar="SECONDS", help=WORKER_TIMEOUT_HELP)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, show_default="reports/check-variant-FILE-OBJECT",
               help="Folder for results.json, report.md and report.html. The default "
@@ -916,24 +955,32 @@ Exit codes:
 @click.option("--overwrite", is_flag=True,
               help="Replace the files of an earlier run in --out.")
 def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, seed, workers,
-                  out_dir, overwrite):
+                  worker_timeout, out_dir, overwrite):
     """Check a mechanism (or a factory returning one): property test of its sensitivity,
     accounting of its dp_event, empirical audit on a searched neighbouring pair. An
     algorithm (`run` instead of `release`; dpclaims.audits.whole_run) gets a whole-run
     audit with a canary instead, --n-trials whole runs per dataset."""
     budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha,
                      workers=workers, selection_trials=selection_trials, score=score)
+    _check_worker_timeout(worker_timeout)
+    from dpclaims.execution.processes import reset_starts, starts_used
+    from dpclaims.execution.processes import worker_timeout as timeout_set
+
+    reset_starts()
+    extra = {"workers": workers}
 
     def work(tick):
         from dpclaims.claims.checks.variant import check_variant, load_variant
 
         mech = load_variant(spec)
-        verdicts, sections, meta = check_variant(mech, budget, seed, tick)
+        with timeout_set(worker_timeout):
+            verdicts, sections, meta = check_variant(mech, budget, seed, tick)
         meta["variant"] = spec
+        extra.update(_worker_info(worker_timeout, starts_used()))
         return f"check-variant: {mech.name}", mech.name, verdicts, sections, meta
 
     _run_check(work, seed, _default_out("check-variant", _variant_name(spec), out_dir),
-               overwrite, {"workers": workers})
+               overwrite, extra)
 
 
 def _budget(seed, **kwargs):

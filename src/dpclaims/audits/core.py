@@ -50,8 +50,10 @@ threshold, pushed through the epsilon formula above by Monte Carlo.
 
 from __future__ import annotations
 
+import logging
 import mmap
 import multiprocessing
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -112,6 +114,22 @@ from dpclaims.audits.thresholds_rank import (  # noqa: F401  (re-exported)
     choose_rank,
     claim_anchored_ranks,
 )
+from dpclaims.execution.processes import (
+    StartMethod,
+    check_worker_timeout,
+    collect,
+    current_worker_timeout,
+    default_worker_timeout,
+    limit_worker_threads,
+    load_for_worker,
+    pickle_for_workers,
+    record_start,
+    start_method,
+    stop_pool,
+    worker_signals,
+)
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -225,18 +243,58 @@ class AuditResult:
 
 _WORKER: dict = {}
 
+#: Spawned workers write the training outputs into a named shared-memory block (True)
+#: rather than send them back through the pool's pipe (False; kept for
+#: benchmarks/bench_workers.py, which measures both).
+_SPAWN_SHARES_TRAINING = True
 
-def _init_worker(mechanism, datasets) -> None:
+
+def _init_worker(mechanism, datasets, limit_openmp: bool = False) -> None:
     # one BLAS thread per worker process: with the default (one per core) two workers
     # on two cores ran four threads and a 32-coordinate Gaussian audit was no faster
-    # than one process (issue 23); the audit's parallelism is its processes
-    from threadpoolctl import threadpool_limits
-
+    # than one process (issue 23); the audit's parallelism is its processes. OpenMP on
+    # one thread when the parent's libgomp pool had started before the fork: a team of
+    # one never uses it, a larger team waits for it forever (execution.processes)
     _WORKER.update(mechanism=mechanism, datasets=datasets,
-                   blas=threadpool_limits(limits=1, user_api="blas"))
+                   limits=limit_worker_threads(openmp=limit_openmp))
+
+
+def _init_spawned_worker(name: str, payload: bytes, sources: list, shared, ready) -> None:
+    """A spawned worker's start: one BLAS thread, then the mechanism and
+    datasets unpickled (the files of ``sources`` loaded first) and the shared training
+    buffer (``(name, shape)`` or None) attached by name. A mechanism that does not load
+    here is reported by every task (:func:`_run_in_worker`), not by a broken pool.
+    ``ready`` (a shared counter) counts the workers started: the worker timeout runs
+    from the first."""
+    try:
+        worker_signals()
+        limits = limit_worker_threads()
+        try:
+            mechanism, datasets = load_for_worker(payload, sources)
+        except Exception as exc:  # noqa: BLE001  (reported by the tasks, named)
+            _WORKER["error"] = (
+                f"mechanism {name!r} does not load in a spawned worker process "
+                f"({type(exc).__name__}: {exc}): its class and every function it uses must "
+                "be importable, defined at module level of a module or file (not in a "
+                "function, not in a script run with python -c or in a notebook); or run "
+                "with workers=1")
+            return
+        _WORKER.update(mechanism=mechanism, datasets=datasets, limits=limits)
+        if shared is not None:
+            from multiprocessing import shared_memory
+
+            shm_name, shape = shared
+            memory = shared_memory.SharedMemory(name=shm_name)
+            _WORKER.update(shared_memory=memory,
+                           shared=np.ndarray(shape, dtype=float, buffer=memory.buf))
+    finally:
+        with ready.get_lock():
+            ready.value += 1
 
 
 def _run_in_worker(task):
+    if "error" in _WORKER:
+        raise InvalidMechanismError(_WORKER["error"])
     *args, start = task
     out = _block(_WORKER["mechanism"], _WORKER["datasets"], *args)
     if start is None:
@@ -247,19 +305,27 @@ def _run_in_worker(task):
     return None
 
 
-def _shared_training_buffer(n_train: int, shape: tuple) -> np.ndarray | None:
-    """A (2, n_train, k) float array in anonymous shared memory, which worker processes
-    forked after its creation write the training outputs into (None when the platform
-    cannot fork). Shipping them back through a pipe cost more than drawing them: a
-    32-coordinate Gaussian's 2 x 200,000 training outputs took 0.46 s on 2 workers
-    against 0.19 s drawn in one process (issue 23)."""
-    if "fork" not in multiprocessing.get_all_start_methods() or n_train == 0:
-        return None
+def _shared_training_buffer(n_train: int, shape: tuple, method: str = "fork"):
+    """A (2, n_train, k) float array in shared memory, which the workers write the
+    training outputs into (None when there are none). Shipping them back through a pipe
+    cost more than drawing them: a 32-coordinate Gaussian's 2 x 200,000 training outputs
+    took 0.46 s on 2 workers against 0.19 s drawn in one process (issue 23).
+
+    ``method`` "fork": anonymous shared memory, which worker processes forked after its
+    creation inherit; returns the array. "spawn": a named
+    ``multiprocessing.shared_memory`` block, which spawned workers attach by name;
+    returns ``(array, memory)``, and the caller closes and unlinks ``memory`` on every
+    way out (:class:`_Trials`)."""
     k = int(np.prod(shape, dtype=np.int64))
     nbytes = 2 * n_train * k * 8
     if nbytes == 0:
         return None
-    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=float).reshape(2, n_train, k)
+    if method == "fork":
+        return np.frombuffer(mmap.mmap(-1, nbytes), dtype=float).reshape(2, n_train, k)
+    from multiprocessing import shared_memory
+
+    memory = shared_memory.SharedMemory(create=True, size=nbytes)
+    return np.ndarray((2, n_train, k), dtype=float, buffer=memory.buf), memory
 
 
 def _block(mechanism, datasets, which: int, n: int, seed: int, key: tuple, scorer, shape):
@@ -299,14 +365,17 @@ def _apply_score(outputs, scorer, name):
 
 
 def _submit_blocks(tasks, mechanism, datasets, seed, client, pool, shared=None,
-                   block_size=None) -> Callable:
+                   block_size=None, timeout=None, workers=None, hint="",
+                   started=None) -> Callable:
     """Start block tasks [(which, n, key, scorer, shape)]; returns ``gather()``, which
     waits for them and returns their results in order. On a process pool or a Dask
     cluster the blocks run while the caller goes on (the audit chooses its thresholds
     meanwhile); in one process they run when gathered. The results do not depend on
     how: every block draws from its own seed. ``shared`` (a pool's training phase,
     :func:`_shared_training_buffer`): the workers write the raw outputs of block b at
-    row b x ``block_size`` of it and ``gather()`` returns views of it."""
+    row b x ``block_size`` of it and ``gather()`` returns views of it. On a pool,
+    ``gather()`` raises :class:`~dpclaims.execution.WorkerLostError` when no block came
+    back within ``timeout`` seconds, or a worker process died (``workers`` is named)."""
     if client is not None:  # mechanism and datasets: futures scattered once by audit()
         futures = [client.submit(_block, mechanism, datasets, which, n, seed, key, scorer,
                                  shape, pure=False)
@@ -323,14 +392,15 @@ def _submit_blocks(tasks, mechanism, datasets, seed, client, pool, shared=None,
                    for (which, n, key, scorer, shape), p, start
                    in zip(tasks, parent, store, strict=True)]
 
-        def result(f, task, p, start):
-            out = f.result()
+        def result(out, task, p, start):
             if start is not None:
                 out = shared[task[0], start:start + task[1]]
             return _apply_score(out, task[3], mechanism.name) if p else out
 
         def gather():
-            return [result(*x) for x in zip(futures, tasks, parent, store, strict=True)]
+            return [result(*x) for x in zip(collect(futures, timeout, workers, "block", hint,
+                                                     started),
+                                             tasks, parent, store, strict=True)]
         return gather
     return lambda: [_block(mechanism, datasets, which, n, seed, key, scorer, shape)
                     for which, n, key, scorer, shape in tasks]
@@ -363,10 +433,12 @@ class _Plan:
     block_size: int
     posterior_samples: int
     shape: tuple
+    probe_seconds_per_output: float = 0.0
+    worker_timeout: float | None = None
 
 
 def _plan(mechanism, pair, n_trials, alpha, threshold, score, seed, workers, block_size,
-          posterior_samples) -> _Plan:
+          posterior_samples, worker_timeout=None) -> _Plan:
     """Validate :func:`audit`'s arguments (in this order: the errors it raises) and fix
     the training and held-out sizes and the output shape."""
     mechanism = validate_mechanism(mechanism)
@@ -383,6 +455,7 @@ def _plan(mechanism, pair, n_trials, alpha, threshold, score, seed, workers, blo
     block_size = check_count(block_size, "block_size")
     posterior_samples = check_count(posterior_samples, "posterior_samples")
     seed = check_count(seed, "seed", minimum=0)
+    worker_timeout = check_worker_timeout(worker_timeout)
     score = as_score(score)
     # no trials train when a given score meets thresholds given in advance
     needs_training = not (score.given_scorer() is not None and strategy.given_thresholds)
@@ -396,34 +469,70 @@ def _plan(mechanism, pair, n_trials, alpha, threshold, score, seed, workers, blo
     # at its full size (_block); without a training phase, by the probe at the size of
     # the first held-out block
     sizes = (2,) if n_train else (2, min(block_size, n_ho))
+    t0 = time.perf_counter()
     shapes = [output_shape(mechanism, d, np.random.default_rng(
         np.random.SeedSequence(seed, spawn_key=(4, j))), sizes)
         for j, d in enumerate((pair.d0, pair.d1))]
+    per_output = (time.perf_counter() - t0) / (2 * 2 * sum(sizes))  # twice per size
     if shapes[0] != shapes[1]:
         raise InvalidMechanismError(
             f"mechanism {mechanism.name!r}: outputs on d0 have shape {shapes[0]}, on d1 "
             f"{shapes[1]}: the two datasets' outputs must have one shape to be compared")
     return _Plan(mechanism, claim, pair, strategy, score, n_trials, n_train, n_ho, alpha,
-                 seed, workers, block_size, posterior_samples, shapes[0])
+                 seed, workers, block_size, posterior_samples, shapes[0], per_output,
+                 worker_timeout)
 
 
 class _Trials:
     """Where an audit's blocks run: in this process, on a process pool (the training
     outputs in shared memory) or on a Dask cluster; a context manager that shuts the
-    pool down. The results do not depend on where: every block draws from its own seed."""
+    pool down. The results do not depend on where: every block draws from its own seed.
+
+    The pool's processes start by :func:`~dpclaims.execution.start_method`: forked
+    (the mechanism and datasets inherited, the training outputs in anonymous shared
+    memory) or, once a threaded runtime is loaded, spawned (both pickled to the
+    workers, the training outputs in a named shared-memory block, unlinked on every
+    way out). A block that does not come back within the worker timeout raises
+    :class:`~dpclaims.execution.WorkerLostError`; on any error the workers are
+    terminated."""
 
     def __init__(self, plan: _Plan, client):
         self.plan, self.client, self.pool, self.shared = plan, client, None, None
+        self.memory, self.start, self.ready = None, None, None
         mechanism, datasets = plan.mechanism, (plan.pair.d0, plan.pair.d1)
+        self.timeout = (plan.worker_timeout or current_worker_timeout()
+                        or default_worker_timeout(plan.probe_seconds_per_output,
+                                                  plan.block_size))
         if client is None and plan.workers > 1:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            if plan.score.given_scorer() is None:  # raw training outputs come back: share
-                self.shared = _shared_training_buffer(plan.n_train, plan.shape)
-            _WORKER["shared"] = self.shared  # inherited by the forked workers
-            self.pool = ProcessPoolExecutor(plan.workers, mp_context=ctx,
-                                            initializer=_init_worker,
-                                            initargs=(mechanism, datasets))
+            self.start = start_method(one_thread=True)  # _init_worker limits OpenMP
+            needs_buffer = plan.score.given_scorer() is None and plan.n_train > 0
+            ctx = multiprocessing.get_context(self.start.method)
+            if self.start.method == "fork":
+                initializer = _init_worker
+                initargs = (mechanism, datasets, self.start.limit_openmp)
+                if needs_buffer:  # raw training outputs come back: share
+                    self.shared = _shared_training_buffer(plan.n_train, plan.shape)
+                _WORKER["shared"] = self.shared  # inherited by the forked workers
+            else:
+                payload, sources = _pickled_for_workers(mechanism, datasets, self.start)
+                buffer = (_shared_training_buffer(plan.n_train, plan.shape, "spawn")
+                          if needs_buffer and _SPAWN_SHARES_TRAINING else None)
+                if buffer is not None:
+                    self.shared, self.memory = buffer
+                initializer = _init_spawned_worker
+                self.ready = ctx.Value("i", 0)
+                initargs = (mechanism.name, payload, sources,
+                            None if self.memory is None
+                            else (self.memory.name, self.shared.shape), self.ready)
+            record_start("audit blocks", self.start, plan.workers)
+            _LOG.info("audit of %r: %d worker processes, %s; worker timeout %g s",
+                      mechanism.name, plan.workers, self.start, self.timeout)
+            try:
+                self.pool = ProcessPoolExecutor(plan.workers, mp_context=ctx,
+                                                initializer=initializer, initargs=initargs)
+            except BaseException:
+                self._release_memory()
+                raise
         self.remote = (mechanism, datasets)
         if client is not None:  # unique keys (hash=False), held until the audit ends
             self.remote = (client.scatter(mechanism, broadcast=True, hash=False),
@@ -433,10 +542,31 @@ class _Trials:
     def __enter__(self) -> _Trials:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-            _WORKER.pop("shared", None)
+            try:  # an error (a lost worker, Ctrl-C, SIGTERM): the workers are terminated
+                stop_pool(self.pool, wait_for_workers=exc_type is None)
+            finally:
+                _WORKER.pop("shared", None)
+                self._release_memory()
+
+    def _hint(self) -> str:
+        if self.start is None or self.start.method == "fork":
+            return ""
+        return (" (the workers were spawned: each imports your main script again, so a "
+                "script that starts an audit must do so under "
+                "if __name__ == \"__main__\":)")
+
+    def _release_memory(self) -> None:
+        """Unlink the named shared memory of a spawned pool (if any)."""
+        if self.memory is not None:
+            memory, self.memory, self.shared = self.memory, None, None
+            try:
+                memory.close()
+            except BufferError:  # a view still alive somewhere: unlinked all the same
+                pass
+            finally:
+                memory.unlink()
 
     def _phase(self, phase: int, total: int, scorer) -> Callable:
         """Start the blocks of both datasets in ``phase``; returns ``gather() -> (D0's,
@@ -445,7 +575,10 @@ class _Trials:
         tasks = (_block_tasks(0, phase, total, p.block_size, scorer, p.shape)
                  + _block_tasks(1, phase, total, p.block_size, scorer, p.shape))
         gather = _submit_blocks(tasks, *self.remote, p.seed, self.client, self.pool,
-                                self.shared if scorer is None else None, p.block_size)
+                                self.shared if scorer is None else None, p.block_size,
+                                self.timeout, p.workers, self._hint(),
+                                None if self.ready is None else
+                                (lambda: self.ready.value > 0))
 
         def both():
             out = gather()
@@ -464,10 +597,33 @@ class _Trials:
         return _apply_score(outputs, scorer, self.plan.mechanism.name)
 
 
+def _pickled_for_workers(mechanism, datasets, start: StartMethod) -> tuple[bytes, list]:
+    """The mechanism and datasets pickled for spawned workers, and the files they need
+    (:func:`~dpclaims.execution.processes.pickle_for_workers`).
+
+    Raises
+    ------
+    InvalidMechanismError
+        The mechanism (or a dataset) does not pickle, naming it and why workers are
+        spawned."""
+    for what, obj in (("mechanism", mechanism), ("datasets", datasets)):
+        try:
+            pickle_for_workers(obj)
+        except Exception as exc:  # noqa: BLE001  (any pickling failure, named)
+            raise InvalidMechanismError(
+                f"mechanism {mechanism.name!r}: its {what} cannot be sent to the worker "
+                f"processes, which are spawned ({start.reason}): {type(exc).__name__}: "
+                f"{exc}. The {what} must pickle: define its class and every function it "
+                "uses at module level of an importable module or file (not inside a "
+                "function, not a lambda); or run with workers=1") from exc
+    return pickle_for_workers((mechanism, datasets))
+
+
 def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
           threshold="split", score=None, seed: int = 0,
           workers: int = 1, *, client=None, block_size: int = 65_536,
-          posterior_samples: int = 100_000) -> AuditResult:
+          posterior_samples: int = 100_000,
+          worker_timeout: float | None = None) -> AuditResult:
     """Audit ``mechanism``'s claim on ``pair``: a certified epsilon lower bound and estimates.
 
     Parameters
@@ -507,8 +663,13 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         output shape from ``(4, j)``. The same seed (and block size) gives the same
         result whatever ``workers`` or ``client``.
     workers : int, default 1
-        Processes for the blocks (fork start method where available; elsewhere the
-        mechanism must be picklable).
+        Processes for the blocks, started by
+        :func:`~dpclaims.execution.start_method`: forked where the platform has fork and
+        no threaded runtime (JAX, PyTorch, TensorFlow, a started OpenMP pool) is loaded;
+        otherwise spawned, and the mechanism and datasets must then pickle (their
+        classes and functions importable, at module level). Each worker runs one BLAS
+        thread; other libraries (XLA, PyTorch) keep this process's thread settings,
+        which their results can depend on (:mod:`dpclaims.execution.processes`).
     client : dask.distributed.Client, optional
         Run the blocks on a Dask cluster instead (mechanism and data are scattered
         once); ``workers`` is then ignored.
@@ -516,6 +677,13 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         Trials per block (memory is O(block_size x output size) per process).
     posterior_samples : int
         Monte Carlo draws for the credible bound.
+    worker_timeout : float, optional
+        Seconds (> 0) the audit waits for its worker processes while none of its blocks
+        comes back, before it raises :class:`~dpclaims.execution.WorkerLostError`.
+        Default: the one set by :func:`dpclaims.execution.processes.worker_timeout` (the
+        CLI's ``--worker-timeout``), else ``max(600 s, 20 x the probe's seconds per
+        output x block_size)`` (:func:`~dpclaims.execution.processes.default_worker_timeout`).
+        Not used with ``workers=1`` or a ``client``.
 
     Returns
     -------
@@ -529,10 +697,16 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
         values; a score of the wrong shape or with non-finite values.
     ScoreError
         An unknown score name (a ValueError).
+        With spawned workers: the mechanism or the datasets do not pickle, or do not
+        load in a worker.
     ValueError
         n_trials < 2, alpha outside (0, 1), a pair whose relation differs from the
         claim's, an unknown threshold strategy, a strategy's own refusal
-        (``"rank"`` for a claim with delta = 0), workers < 1.
+        (``"rank"`` for a claim with delta = 0), workers < 1, a worker_timeout that is
+        not a positive number.
+    WorkerLostError
+        ``workers`` > 1: no block came back within the worker timeout, or a worker
+        process died; the workers are terminated.
 
     Notes
     -----
@@ -545,7 +719,7 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     give every number of the result.
     """
     plan = _plan(mechanism, pair, n_trials, alpha, threshold, score, seed, workers,
-                 block_size, posterior_samples)
+                 block_size, posterior_samples, worker_timeout)
     with _Trials(plan, client) as trials:
         # phase 1: the training outputs, and the score fitted on them
         trained = plan.score.train(trials.training, plan.seed, trials.apply,

@@ -6,6 +6,8 @@ The import directions of docs/architecture.md are the only ones allowed. Every
 ======  ==============================================================
 0       ``dpclaims.analysis``
 1       ``dpclaims.data``
+1.5     ``dpclaims.execution.processes`` (how worker processes start and how a lost one is
+        reported; the audit engine's pools and the checks' runner both use it)
 2       ``dpclaims.property_tests``, ``dpclaims.audits``, ``dpclaims.mechanisms``
 2.5     ``dpclaims.algorithms`` (the reference implementations, one package per algorithm
         family; ``dpclaims.families`` is its deprecated alias, which imports nothing of
@@ -26,7 +28,8 @@ The import directions of docs/architecture.md are the only ones allowed. Every
         they are found through the ``dpclaims.papers`` entry points)
 5       ``dpclaims.reports`` (rendering only)
 6       ``dpclaims.cli``, ``dpclaims.cli_data`` (the ``data`` commands),
-        ``dpclaims.cli_endings`` (signals and closed pipes, for both)
+        ``dpclaims.cli_endings`` (signals and closed pipes, for both), ``dpclaims.cli_quiet``
+        (other libraries' log lines to the report folder)
 ======  ==============================================================
 
 A module's layer is that of the longest dotted prefix in :data:`LAYERS`.
@@ -45,11 +48,12 @@ import ast
 import sys
 from pathlib import Path
 
-LAYERS = {"analysis": 0, "data": 1, "property_tests": 2, "audits": 2, "mechanisms": 2,
+LAYERS = {"analysis": 0, "data": 1, "execution.processes": 1.5, "property_tests": 2,
+          "audits": 2, "mechanisms": 2,
           "algorithms": 2.5, "families": 2.5, "adapters": 2.5, "execution": 3,
           "testing": 4.2, "pytest_plugin": 4.3, "plugin": 4.3, "claims": 4, "claims.checks": 4.2,
           "papers": 4.4, "reports": 5, "cli": 6, "cli_data": 6,
-          "cli_endings": 6}
+          "cli_endings": 6, "cli_quiet": 6}
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -1,5 +1,6 @@
 """The checks' runner: :class:`CheckTimer` runs a report's checks, timing each, in this
-process, in forked processes (``workers`` > 1) or on a Dask cluster (``client``).
+process, in forked processes (``workers`` > 1, where forking is safe) or on a Dask
+cluster (``client``).
 
 It knows no claim and no verdict: a check is any function of no arguments whose value
 can be pickled, and the caller assembles the values in a fixed order. Moved here from
@@ -8,11 +9,15 @@ can be pickled, and the caller assembles the values in a fixed order. Moved here
 
 from __future__ import annotations
 
+import logging
 import pickle
 import time
 import traceback
 
 from dpclaims.analysis.validation import InputError
+from dpclaims.execution.processes import StartMethod, record_start, start_method
+
+_LOG = logging.getLogger(__name__)
 
 
 class CheckTimer:
@@ -28,6 +33,12 @@ class CheckTimer:
     again in the parent). A check's value depends only on its own seed, so results are
     the same whatever ``workers`` is; the caller assembles them in a fixed order.
     ``fn`` may be a closure (fork needs no pickling of it); its value is pickled back.
+    Where forking is unsafe (:func:`~dpclaims.execution.start_method` says spawn: JAX,
+    PyTorch, TensorFlow or a started OpenMP pool in this process, or no fork on this
+    platform) the check runs here at once instead, since a closure cannot be sent to a
+    spawned process; ``timer.in_process`` then holds the reason (also logged, and
+    recorded for ``run_info.json`` by
+    :func:`~dpclaims.execution.processes.record_start`).
 
     With a ``client`` (a ``dask.distributed.Client``, ``dpclaims audit --scheduler``)
     ``timer.start`` submits ``fn()`` to the Dask cluster instead (``workers`` is then not
@@ -49,6 +60,9 @@ class CheckTimer:
         self.workers = int(workers)
         self.client = client
         self._handles: list[_Handle] = []
+        #: Why checks given to ``start`` ran in this process although ``workers`` > 1
+        #: (forking unsafe), or None.
+        self.in_process: str | None = None
 
     def __call__(self, name: str, fn):
         self.progress(name)
@@ -62,7 +76,10 @@ class CheckTimer:
 
         if self.client is not None:
             return self._submit(name, fn)
-        if self.workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        method = start_method() if self.workers > 1 else None
+        if method is not None:
+            self._record(method)
+        if method is None or method.method != "fork":
             try:  # at once; an error is raised by result(), as from a second process
                 return _Handle(value=self(name, fn))
             except Exception as exc:  # noqa: BLE001  (re-raised by result())
@@ -85,6 +102,16 @@ class CheckTimer:
         handle = _Handle(process=process, receive=receive, timer=self, name=name)
         self._handles.append(handle)
         return handle
+
+    def _record(self, method: StartMethod) -> None:
+        """Record where the checks run (the first time, and whenever it changes)."""
+        reason = None if method.method == "fork" else method.reason
+        if reason is not None and reason != self.in_process:
+            _LOG.warning("checks run in this process, not in %d forked ones: forking is "
+                         "unsafe (%s)", self.workers, reason)
+        self.in_process = reason
+        record_start("checks" if reason is None else
+                     "checks (run in this process: forking is unsafe)", method, self.workers)
 
     def _submit(self, name: str, fn) -> _Handle:
         """``fn()`` as a task on the Dask cluster of ``self.client``."""

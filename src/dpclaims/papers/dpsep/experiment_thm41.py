@@ -24,6 +24,7 @@ from dpclaims.analysis.kl_tail_bound import (
     quantile_interval,
     sample_noise,
 )
+from dpclaims.execution.processes import record_start, start_method
 from dpclaims.papers.dpsep.calibration import DELTA, paper_sigma
 
 #: The grid of part 1: dimensions, spectrum shapes (condition number of Σ_q), overall
@@ -118,9 +119,11 @@ def _sigma_job(n: int):
 def _pool(workers: int):
     if workers <= 1:
         return None
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(workers, mp_context=ctx)
+    # forked only while no threaded runtime is loaded (dpclaims.execution.processes);
+    # the jobs are module-level functions, so they also go to spawned processes
+    method = start_method()
+    record_start("DP-SEP Thm. 4.1 jobs", method, workers)
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method.method))
 
 
 def _natural_draws(sigma_q, s: float, n: int, seed) -> object:
