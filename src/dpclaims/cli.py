@@ -292,9 +292,6 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
     from dpclaims.data.fetch import resolve_data_dir
 
     data_dir, data_source = resolve_data_dir(data_dir)  # else the verified cache, else None
-    # said before any work: a cache filled by an earlier `data fetch` changes what the
-    # papers read (and so verdicts), never unannounced
-    click.echo(f"dpclaims: data: {data_source}", err=True)
     from dpclaims.claims.registry import resolve, run_papers
 
     # an unknown paper or the named plugin broken: exit 2, before any work; another
@@ -308,6 +305,9 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
     label = paper if ":" not in paper else ",".join(p.id for p in papers)
     owner, out_dir, own = _default_out("audit", label, out_dir)
     staged = StagedOutput(out_dir, overwrite, owner, own)  # refuses another run's folder
+    # said before any work: a cache filled by an earlier `data fetch` changes what the
+    # papers read (and so verdicts), never unannounced
+    click.echo(f"dpclaims: data: {data_source}", err=True)
     t0 = time.perf_counter()
     from dpclaims.execution.processes import reset_starts, starts_used
     from dpclaims.execution.processes import worker_timeout as timeout_set

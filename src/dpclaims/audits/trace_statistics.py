@@ -303,6 +303,8 @@ class TraceChoiceScore(AttackScore):
     is kept unless the best exceeds it by the factor :data:`DECLARED_MARGIN`. The
     threshold is then chosen on the whole training split by the audit's strategy; the
     held-out outputs are never seen, so the certificate is valid for the choice.
+    ``record`` holds, after training, the chosen name and every candidate's projected
+    certificate (read by :func:`~dpclaims.audits.whole_run.audit_whole_run`).
 
     Parameters
     ----------
@@ -312,9 +314,6 @@ class TraceChoiceScore(AttackScore):
         The claim's delta and the audit's alpha (for the projected certificates).
     note : str
         A sentence on the candidates (e.g. why the likelihood ratio is absent).
-
-    ``record`` holds, after training, the chosen name and every candidate's projected
-    certificate (read by :func:`~dpclaims.audits.whole_run.audit_whole_run`).
     """
 
     names: tuple = ("sum",)

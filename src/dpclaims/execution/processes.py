@@ -403,12 +403,19 @@ def stop_pool(pool, wait_for_workers: bool) -> None:
     (every task has come back), else its processes are terminated first (a run that
     failed, was interrupted, or lost a worker)."""
     if not wait_for_workers:
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        for p in processes:
-            with contextlib.suppress(Exception):
-                p.terminate()
-        deadline = time.monotonic() + 10
-        for p in processes:
-            with contextlib.suppress(Exception):
-                p.join(max(0.0, deadline - time.monotonic()))
+        _terminate(pool)
     pool.shutdown(wait=wait_for_workers, cancel_futures=True)
+    if not wait_for_workers:  # a worker the pool started while it was being stopped
+        _terminate(pool)
+
+
+def _terminate(pool) -> None:
+    """Terminate the pool's processes and wait up to 10 s for them to end."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for p in processes:
+        with contextlib.suppress(Exception):
+            p.terminate()
+    deadline = time.monotonic() + 10
+    for p in processes:
+        with contextlib.suppress(Exception):
+            p.join(max(0.0, deadline - time.monotonic()))
