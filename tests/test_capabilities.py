@@ -42,6 +42,10 @@ ALLOWED = {
     ("scores.py", "self.fn"),                         # a score function's __name__
     ("scores.py", "fitted"),                          # a fitted scikit-learn model
     ("cluster.py", "client"),                         # a Dask client
+    ("processes.py", "o"),                            # any object being pickled (its module)
+    ("processes.py", "type(o)"),                      # its type's module
+    ("processes.py", "module"),                       # a module (its __file__)
+    ("processes.py", "pool"),                         # a ProcessPoolExecutor's processes
     ("privacy_numbers.py", "entry"),                  # a dataclass's own fields
     ("registry.py", "ep"),                            # an entry point
     ("registry.py", "paper.run"),                     # a paper's run function (__module__)

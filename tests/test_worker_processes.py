@@ -81,6 +81,9 @@ def _shared_memory_files() -> set:
 # --------------------------------------------------------------------------- the policy
 
 def test_plain_numpy_forks_and_a_threaded_runtime_spawns(monkeypatch, unthreaded):
+    # the imported modules only: an OpenMP pool an earlier test in this process started
+    # (a classifier fit under `make test`) has its own test below
+    monkeypatch.setattr(processes, "openmp_threads_started", lambda: None)
     plain = start_method()
     assert plain.method == "fork", plain
     for name in ("jax", "jaxlib.xla_client", "torch", "tensorflow"):

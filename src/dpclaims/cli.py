@@ -305,9 +305,6 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
     label = paper if ":" not in paper else ",".join(p.id for p in papers)
     owner, out_dir, own = _default_out("audit", label, out_dir)
     staged = StagedOutput(out_dir, overwrite, owner, own)  # refuses another run's folder
-    # said before any work: a cache filled by an earlier `data fetch` changes what the
-    # papers read (and so verdicts), never unannounced
-    click.echo(f"dpclaims: data: {data_source}", err=True)
     t0 = time.perf_counter()
     from dpclaims.execution.processes import reset_starts, starts_used
     from dpclaims.execution.processes import worker_timeout as timeout_set
@@ -336,6 +333,9 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
                                     "inside strategies")
             client = cluster.enter_context(connect(scheduler))
             cluster_info = check_workers(client, staging)
+        # said before the papers run (and after every check of the input): a cache filled
+        # by an earlier `data fetch` changes what they read, and so verdicts
+        click.echo(f"dpclaims: data: {data_source}", err=True)
         with _progress(console, "starting",
                        None if claims else _plan(f"{paper}/{budget}")) as show:
             def tick(name):
