@@ -7,11 +7,18 @@ multiplier sigma = 2, delta = 1e-5; the full trace is released (every step's
 parameters) and audited with the white-box gradient canary of :mod:`d3p_dpvi.dpvi`.
 
 ``correct``
-    d3p run as documented (``dp_scale = sigma``), claiming what the sampling it performs
-    gives. d3p draws fixed-size batches without replacement, which dpclaims' accountants
-    cover under **replace-one** (Wang, Balle & Kasiviswanathan 2019, Thm. 27, in
-    dp_accounting's and autodp's RDP): ``SelfComposedDpEvent(SampledWithoutReplacement
-    DpEvent(100, 50, GaussianDpEvent(2)), 4)``, epsilon 3.7464 by both, claimed as 3.75.
+    d3p's DPSVI with ``dp_scale = 2 sigma``, claiming what the sampling it performs gives
+    under replace-one. d3p's ``dp_scale`` multiplies C, the add/remove sensitivity of the
+    clipped sum; under replace-one the sum moves by up to 2C, so the noise multiplier
+    sigma = 2 of a replace-one claim needs ``dp_scale = 4``. (This example's first version
+    ran ``dp_scale = sigma`` under the same claim: the factor-2 mistake of
+    ``examples/variants.py:wrong``, an effective multiplier of 1. The audit's dataset
+    search refuted it at the default budget, seed 0, on "aligned with": certified
+    epsilon >= 3.97 against 3.75.) d3p draws fixed-size batches without replacement,
+    which dpclaims' accountants cover under **replace-one** (Wang, Balle &
+    Kasiviswanathan 2019, Thm. 27, in dp_accounting's and autodp's RDP):
+    ``SelfComposedDpEvent(SampledWithoutReplacementDpEvent(100, 50,
+    GaussianDpEvent(2)), 4)``, epsilon 3.7464 by both, claimed as 3.75.
     Replace-one, because under it N = 100 is public, so the likelihood's scale N that
     d3p fixes at ``init`` is the same on both datasets, and the bound is the tighter
     one: the same sampler under add/remove is bounded by
@@ -19,8 +26,8 @@ parameters) and audited with the white-box gradient canary of :mod:`d3p_dpvi.dpv
     (an added record that enters a full batch pushes another one out).
 ``planted_bug``
     The same claim, with the noise *std* sigma * C passed as ``dp_scale``, which d3p
-    reads as the multiplier (it multiplies by C itself): the noise is sigma C^2 instead of
-    sigma C, an effective multiplier of 1 (epsilon 8.93 by RDP under the same sampler).
+    reads as the multiplier (it multiplies by C itself): the noise std is sigma C^2 =
+    0.5, an effective multiplier of 0.5 against the replace-one sensitivity 2C = 1.
 ``d3p_own_claim``
     d3p run as documented, claiming what d3p's own accountant says:
     ``DPSVI.get_epsilon(1e-5, q=0.5, num_iter=4)`` (the Fourier accountant, about 2.524),
@@ -30,10 +37,10 @@ parameters) and audited with the white-box gradient canary of :mod:`d3p_dpvi.dpv
     an added canary +C u that enters a batch pushes a -C u out, and the batch sum moves
     by 2C; the exact epsilon of that pair is about 6.63.
 
-dpclaims' whole-run audit uses the base dataset (:func:`ordinary_data`) by default.
-The adversarial dataset of ``d3p_own_claim`` is built here by hand
-(``d3p_own_claim(data=adversarial_data())``) until the audit's own search over
-neighbouring datasets (issue 40, item 3) finds it.
+Each factory's data is the base dataset (:func:`ordinary_data`); ``check-variant``'s
+search over neighbouring datasets (:mod:`dpclaims.audits.adversarial`) finds the
+adversarial one (:func:`adversarial_data` builds it by hand, for the tests of the
+canary).
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ from d3p_dpvi.dpvi import (
     noisy_sums,
     train_correct,
     train_planted_bug,
+    train_replace_one,
 )
 from dpclaims.adapters.jax import JaxAlgorithm
 from dpclaims.analysis.accounting import Sampling, dp_event_for
@@ -138,7 +146,8 @@ def correct(data=None) -> JaxAlgorithm:
     """d3p's DPSVI as documented, with the replace-one claim of the fixed-size sampler it
     performs (module docstring). ``data``: the base dataset (default
     :func:`ordinary_data`)."""
-    return _algorithm("d3p-dpsvi (correct)", _correct_claim(), train_correct, data)
+    return _algorithm("d3p-dpsvi (correct, dp_scale = 2 sigma)", _correct_claim(),
+                      train_replace_one, data)
 
 
 def planted_bug(data=None) -> JaxAlgorithm:

@@ -247,6 +247,13 @@ def train_correct(data, n_valid, key):
     return train(data, n_valid, key, dp_scale=NOISE_MULTIPLIER)
 
 
+def train_replace_one(data, n_valid, key):
+    """:func:`train` with ``dp_scale = 2 sigma``: d3p's ``dp_scale`` multiplies C, the
+    add/remove sensitivity of the clipped sum; under replace-one the sum moves by up to
+    2C, so a noise multiplier sigma relative to it needs ``dp_scale = 2 sigma``."""
+    return train(data, n_valid, key, dp_scale=2 * NOISE_MULTIPLIER)
+
+
 def train_planted_bug(data, n_valid, key):
     """:func:`train` with ``dp_scale = sigma * C``: the noise *std* passed where d3p wants
     the multiplier (d3p multiplies by C itself), so the noise std is sigma C^2 = 0.5 C."""
