@@ -387,18 +387,7 @@ def trace_projection(updates, direction, clip: float, reduction: str = "sum",
         Not 3-d updates, a direction of the wrong length or zero, clip <= 0, an unknown
         reduction, an epoch length that does not divide S, non-finite values.
     """
-    updates = np.asarray(updates, dtype=float)
-    if updates.ndim != 3:
-        raise ValueError(f"updates must have shape (n, S, k), got {updates.shape}")
-    u = np.asarray(direction, dtype=float).ravel()
-    if u.shape != updates.shape[2:] or not np.linalg.norm(u) > 0:
-        raise ValueError(f"direction must be a non-zero vector of length {updates.shape[2]}, "
-                         f"got shape {u.shape}")
-    if not (math.isfinite(clip) and clip > 0):
-        raise ValueError(f"clip must be a finite number > 0, got {clip!r}")
-    if not np.all(np.isfinite(updates)):
-        raise ValueError("updates contain NaN or infinite values")
-    proj = updates @ (u / np.linalg.norm(u)) / clip                      # (n, S)
+    proj = step_projections(updates, direction, clip)                    # (n, S), checked
     if reduction == "sum":
         return proj.sum(axis=1)
     if reduction == "max-per-epoch":
