@@ -1,7 +1,10 @@
 """False refutations of correct whole-run algorithms with the adversarial dataset search.
 
 Run: ``.venv/bin/python benchmarks/whole_run_false_refutation.py [--audits 100]
-[--runs 5000] [--pilot 1000] [--processes 1] [--json F]``.
+[--runs 5000] [--pilot 1000] [--processes 1] [--json F]``; the d3p example's correct
+configuration (``examples/d3p_dpvi``, d3p 0.2.0's DPSVI through the JAX adapter) in its
+own venv: ``.venv-d3p/bin/python benchmarks/whole_run_false_refutation.py --d3p``
+(every audit of that run is of ``d3p_dpvi.correct``; ``make test-d3p`` builds the venv).
 
 Audit j = 0, 1, ... is one independent run of what ``dpclaims check-variant`` does for
 a whole-run claim, with root seed j: the correct whole-run algorithms of
@@ -24,8 +27,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 from statsmodels.stats.proportion import proportion_confint
@@ -45,10 +50,24 @@ def _examples():
     return mod
 
 
+_ALGORITHMS: dict = {}  # one object per name and process: a JAX object compiles once
+
+
+def _algorithm(name: str):
+    if name not in _ALGORITHMS:
+        if name == "d3p_correct":
+            import d3p_dpvi  # only in .venv-d3p
+
+            _ALGORITHMS[name] = d3p_dpvi.correct()
+        else:
+            _ALGORITHMS[name] = getattr(_examples(), name)()
+    return _ALGORITHMS[name]
+
+
 def one_audit(args) -> dict:
-    j, runs, pilot = args
-    name = CORRECT[j % len(CORRECT)]
-    alg = getattr(_examples(), name)()
+    j, runs, pilot, names = args
+    name = names[j % len(names)]
+    alg = _algorithm(name)
     t0 = time.perf_counter()
     w = audit_whole_run_searched(alg, runs, pilot, alpha=ALPHA, seed=j)
     return {"seed": j, "algorithm": name, "claim": alg.claim.epsilon,
@@ -76,11 +95,16 @@ def main() -> None:
     ap.add_argument("--pilot", type=int, default=1_000)
     ap.add_argument("--processes", type=int, default=1)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--d3p", action="store_true",
+                    help="audit the d3p example's correct configuration (in .venv-d3p)")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    tasks = [(j, args.runs, args.pilot) for j in range(args.audits)]
+    names = ("d3p_correct",) if args.d3p else CORRECT
+    print(f"load average at start {os.getloadavg()}", flush=True)
+    tasks = [(j, args.runs, args.pilot, names) for j in range(args.audits)]
     if args.processes > 1:
-        with ProcessPoolExecutor(args.processes) as pool:
+        # spawned, never forked: the d3p audits run JAX, whose threads a fork would copy
+        with ProcessPoolExecutor(args.processes, mp_context=get_context("spawn")) as pool:
             rows = list(pool.map(one_audit, tasks))
     else:
         rows = []
@@ -88,6 +112,7 @@ def main() -> None:
             rows.append(one_audit(t))
             if len(rows) % 10 == 0:
                 print(f"  {len(rows)} audits, {time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"load average at end {os.getloadavg()}", flush=True)
     print(f"{args.audits} audits, {args.runs} runs per dataset, pilot {args.pilot}, alpha "
           f"{ALPHA}, {time.perf_counter() - t0:.0f} s\n")
     print(f"{'group':24s} {'refuted':>8s} {'audits':>7s} {'rate':>7s}  95% CP interval")

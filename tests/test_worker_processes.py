@@ -260,6 +260,9 @@ def test_checks_run_in_this_process_when_forking_is_unsafe(monkeypatch, fork_saf
         assert handle.result() == parent
     assert "jax imported" in timer.in_process and "fork" in timer.in_process
     monkeypatch.delitem(sys.modules, "jax")
+    # the imported modules only: an OpenMP pool, or a native thread, an earlier test in
+    # this worker left behind has its own test (as in the policy test above)
+    monkeypatch.setattr(processes, "openmp_threads_started", lambda: None)
     with CheckTimer(workers=2) as timer:
         assert timer.start("where", os.getpid).result() != parent
     assert timer.in_process is None
