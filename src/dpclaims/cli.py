@@ -291,6 +291,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
     _check_worker_timeout(worker_timeout)
     from dpclaims.data.fetch import resolve_data_dir
 
+    origin = "--data-dir" if data_dir is not None else "the data cache"
     data_dir, data_source = resolve_data_dir(data_dir)  # else the verified cache, else None
     from dpclaims.claims.registry import resolve, run_papers
 
@@ -336,6 +337,10 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
         # said before the papers run (and after every check of the input): a cache filled
         # by an earlier `data fetch` changes what they read, and so verdicts
         click.echo(f"dpclaims: data: {data_source}", err=True)
+        from dpclaims.claims.registry import data_line
+
+        for p in papers:  # which data each paper reads, and from where
+            click.echo(f"dpclaims: data: {data_line(p, data_dir, origin)}", err=True)
         with _progress(console, "starting",
                        None if claims else _plan(f"{paper}/{budget}")) as show:
             def tick(name):
