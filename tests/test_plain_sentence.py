@@ -144,3 +144,21 @@ def test_claim_lines_one_per_claim_in_a_pipe_wrapped_whole_on_a_terminal():
     assert " ".join(x.strip() for x in wrapped).split() == " ".join(piped).split()
     with pytest.raises(ValueError, match="width"):
         claim_lines(claims, width=10)
+
+
+def test_on_a_terminal_the_summary_wraps_at_its_width_and_cuts_nothing(monkeypatch, capsys):
+    from dpclaims import cli
+
+    class Terminal(cli._Console):
+        def __init__(self, **kwargs):
+            super().__init__(force_terminal=True, color_system=None, width=60, **kwargs)
+
+    monkeypatch.setattr(cli, "_Console", Terminal)
+    v = decide(EPS, "shuffled pass", Claimed("epsilon", 1.0),
+               lower=Bound(22.440477835, "exact composition (T = 100)", **EXACT))
+    cli._print_summary("title", [v], {"json": "results.json"})
+    out = capsys.readouterr().out.splitlines()
+    assert all(len(x) <= 60 for x in out), out
+    words = " ".join(x.strip() for x in out).split()
+    assert "not-checkable" in words and "22.4x" in words and "22.4" in words
+    assert out[1].startswith("refuted       p/eps: Under the paper's reading")

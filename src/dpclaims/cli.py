@@ -543,7 +543,8 @@ def _print_summary(title, verdicts, paths, sentences: bool = False):
             styled = (f"[{_COLOURS[word]}]{word}[/]{escape(text[len(word):])}"
                       if word in _COLOURS else escape(text))
             out.print(styled, highlight=False, soft_wrap=True)
-        for text in textwrap.wrap(LEGEND, width) + textwrap.wrap(line, width):
+        for text in [x for t in (LEGEND, line) for x in textwrap.wrap(
+                t, width, break_long_words=False, break_on_hyphens=False)]:
             out.print(escape(text), highlight=False, soft_wrap=True)
     else:
         click.echo(title)
