@@ -74,10 +74,26 @@ def test_a_bound_close_to_the_claim_keeps_its_side():
     v = decide(EPS, "r", Claimed("epsilon", 1.0), lower=Bound(1.0004, "t", **EXACT))
     assert v.verdict == "refuted"
     assert "at least 1.0004 (t, exact)" in plain_sentence(v.verdict, v.evidence["basis"])
+    # a search's largest ratio less its rounding allowance, just below the claim: its
+    # digits say how close it came (3 digits, "1.99", would understate it)
+    v = decide(EPS, "r", Claimed("epsilon", 2.0), lower=Bound(1.9999999, "t", **EXACT))
+    assert "at least 1.9999999 (t, exact), no certified upper bound" in plain_sentence(
+        v.verdict, v.evidence["basis"])
     # and an upper bound of 0.99996 holding "at most 1" is not printed as 1
     v = decide(EPS, "r", Claimed("epsilon", 1.0), upper=Bound(0.99996, "t", **EXACT))
     assert "at most 0.99996 (t, exact): holds." in plain_sentence(v.verdict,
                                                                    v.evidence["basis"])
+
+
+def test_a_bound_equal_to_the_claim_is_said_so():
+    """check-variant's accounting: the claimed epsilon is dp_accounting's own number, and
+    its PLD upper bound equals it to the last digit."""
+    eps = 2.52372260996747
+    v = decide(EPS, "r", Claimed("epsilon", eps), upper=Bound(eps, "dp_accounting-pld",
+                                                              **EXACT))
+    assert plain_sentence(v.verdict, v.evidence["basis"]) == (
+        "Claimed epsilon at most 2.524; certified at most the claimed 2.524 "
+        "(dp_accounting-pld, exact): holds.")
 
 
 def test_statistical_bounds_name_their_confidence_and_missing_end():

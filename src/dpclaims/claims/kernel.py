@@ -790,15 +790,19 @@ def reading_number(x: float | str | None, toward: str = "nearest", digits: int =
     return f"{v:.{digits}g}"
 
 
-def _bound_number(x: float, toward: str, claim: float) -> str:
-    """A bound rounded toward its safe side (:func:`reading_number`), with more digits
-    than 3 when fewer would move it onto or across ``claim``."""
-    def side(v):
-        return (v > claim) - (v < claim)
-
+def _bound_number(x: float, toward: str, claim: float, shown: str | None = None) -> str:
+    """A bound rounded toward its safe side (:func:`reading_number`) to 3 significant
+    digits, or more when 3 would move it by more than half its distance to ``claim`` (a
+    lower bound of 1.9999999 against a claimed 2 is "1.9999999", not "1.99"), so the
+    rounded number stays on its side of the claim and says how close it is; a bound
+    equal to ``claim`` is "the claimed ``shown``" (not the claim's every digit)."""
+    if shown is not None and x == claim:
+        return f"the claimed {shown}"
+    if not math.isfinite(x) or not math.isfinite(claim):
+        return reading_number(x, toward)
     for digits in range(3, 18):
         text = reading_number(x, toward, digits)
-        if not math.isfinite(x) or not math.isfinite(claim) or side(float(text)) == side(x):
+        if x != claim and abs(float(text) - x) <= abs(x - claim) / 2:
             return text
     return repr(x)
 
@@ -919,6 +923,7 @@ def _bracket_plain(verdict: str, b: dict) -> str:
     said = {Direction.AT_MOST: "at most", Direction.AT_LEAST: "at least",
             Direction.EQUALS: "="}[d]
     head = f"Claimed {q} {said} {value}"
+    exact = value if low == high else None  # a printed claim stands for an interval
     lo, hi = b.get("lower"), b.get("upper")
     lo = lo if lo is not None and lo.get("decides", True) else None
     hi = hi if hi is not None and hi.get("decides", True) else None
@@ -931,11 +936,11 @@ def _bracket_plain(verdict: str, b: dict) -> str:
         ends = []
         if lo is not None:
             ref_lo = high if d is not Direction.AT_LEAST else low
-            ends.append(f"at least {_bound_number(lv, 'down', ref_lo)} "
+            ends.append(f"at least {_bound_number(lv, 'down', ref_lo, exact)} "
                         f"({_tool(lo)})")
         if hi is not None:
             ref_hi = low if d is not Direction.AT_MOST else high
-            ends.append(f"at most {_bound_number(hv, 'up', ref_hi)} "
+            ends.append(f"at most {_bound_number(hv, 'up', ref_hi, exact)} "
                         f"({_tool(hi)})")
         found = ("certified " + " and ".join(ends)) if ends else "no certified bound"
     if verdict == "refuted":
