@@ -124,12 +124,16 @@ def robust_axis(ax, axis: str = "y", fence: float = OUTLIER_FENCE) -> int:
     if inside.size == t.size or inside.size == 0:
         return 0
     a, b = inside.min(), inside.max()
-    if log and b - a < 1:  # at least a decade, so that the axis has labelled ticks
+    if log and b - a < 1:  # at least a decade, so that a power of ten is a labelled tick
         a, b = (a + b - 1) / 2, (a + b + 1) / 2
     pad = 0.05 * (b - a) if b > a else 0.05 * max(abs(a), 1e-12)
     a, b = a - pad, b + pad
     limits = (10.0 ** a, 10.0 ** b) if log else (a, b)
     (ax.set_ylim if axis == "y" else ax.set_xlim)(*limits)
+    if log:  # a span of one or two decades: matplotlib would label every minor tick
+        from matplotlib.ticker import NullFormatter
+
+        (ax.yaxis if axis == "y" else ax.xaxis).set_minor_formatter(NullFormatter())
     marked = 0
     for line, x, y in lines:
         v = y if axis == "y" else x
