@@ -90,7 +90,7 @@ def test_an_audit_says_where_its_data_comes_from_before_any_work(tmp_path, monke
     # then, per paper, which data sets it reads and what stands in for an absent one
     assert second == ("dpclaims: data: dpsep: uci/wine-quality-red, uci/kin8nm, "
                       "uci/power-plant, uci/naval-propulsion-plant, "
-                      "uci/protein-tertiary-structure not found (no data folder): the "
+                      "uci/protein-tertiary-structure not found (no data folder): "
                       "embedded statsmodels randhie instead, not the paper's data"), second
 
 
@@ -104,6 +104,6 @@ def test_data_line_names_each_data_set_and_its_source(tmp_path):
                                                       "adult": "fair", "x": "fair"}}),
                      tmp_path, "--data-dir")
     assert line == (f"dpsep: uci/kin8nm from --data-dir {tmp_path}; adult, x not found in "
-                    f"{tmp_path}: the embedded fair instead, not the paper's data")
+                    f"{tmp_path}: embedded fair instead, not the paper's data")
     assert data_line(Paper(**{**vars(dpsep), "data": {}}), None, "-") == "dpsep: no data set"
     assert "not declared" in data_line(Paper(**{**vars(dpsep), "data": None}), None, "-")

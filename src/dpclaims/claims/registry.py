@@ -416,6 +416,6 @@ def data_line(paper: Paper, data_dir, origin: str) -> str:
         if f not in present:
             fallbacks.setdefault(default, []).append(f)
     where = f"in {data_dir}" if data_dir is not None else "(no data folder)"
-    parts += [f"{', '.join(fs)} not found {where}: the embedded {default} instead, not the "
+    parts += [f"{', '.join(fs)} not found {where}: embedded {default} instead, not the "
               "paper's data" for default, fs in fallbacks.items()]
     return f"{paper.id}: " + "; ".join(parts)

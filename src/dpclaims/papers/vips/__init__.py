@@ -32,5 +32,5 @@ PAPER = Paper(
     order=20,
     captions=CAPTIONS,
     data={"adult": "statsmodels fair (BLR, SBN)",
-          "wikipedia": "a seeded synthetic corpus (LDA)"},
+          "wikipedia": "seeded synthetic corpus (LDA)"},
 )
