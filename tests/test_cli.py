@@ -88,15 +88,18 @@ def test_audit_writes_report_with_every_claim(smoke_run):
 
 
 def test_audit_output_fits_a_log(smoke_run):
-    """Not a terminal (CliRunner, a pipe, CI): one plain line per claim with its verdict
-    and the numbers it rests on, a summary line, and no box-drawing table."""
+    """Not a terminal (CliRunner, a pipe, CI): one plain line per claim, led by its
+    verdict, with its plain sentence whole, a summary line, and no box-drawing table."""
+    from dpclaims.claims.headline import claim_sentence
+
     out, result = smoke_run
     assert not set(result.output) & set("┃│━─┏┓┗┛┡┩╇")
     claims = load_results(out)["claims"]
     lines = result.output.splitlines()
     for c in claims:
-        (line,) = [x for x in lines if x.startswith(c["id"] + ": ")]
-        assert line.startswith(f"{c['id']}: {c['verdict']}") and line.endswith(c["key"])
+        (line,) = [x for x in lines if f" {c['id']}: " in x]
+        assert line == f"{c['verdict']:<13} {c['id']}: {claim_sentence(c)}"
+        assert "..." not in line
     assert f"{len(claims)} claims: " in result.output and "Seed 3, budget smoke." in (
         result.output)
 

@@ -84,6 +84,26 @@ def test_an_audit_says_where_its_data_comes_from_before_any_work(tmp_path, monke
     r = CliRunner().invoke(main, ["audit", "--paper", "dpsep", "--budget", "smoke",
                                   "--out", str(tmp_path / "o")])
     assert r.exit_code == 130, r.output
-    first = r.stderr.splitlines()[0]
+    first, second = r.stderr.splitlines()[:2]
     assert first.startswith("dpclaims: data: embedded statsmodels data sets"), first
     assert str(tmp_path / "empty-cache") in first
+    # then, per paper, which data sets it reads and what stands in for an absent one
+    assert second == ("dpclaims: data: dpsep: uci/wine-quality-red, uci/kin8nm, "
+                      "uci/power-plant, uci/naval-propulsion-plant, "
+                      "uci/protein-tertiary-structure not found (no data folder): "
+                      "embedded statsmodels randhie instead, not the paper's data"), second
+
+
+def test_data_line_names_each_data_set_and_its_source(tmp_path):
+    from dpclaims.claims.paper import Paper
+    from dpclaims.claims.registry import data_line, load_registry
+
+    dpsep = next(p for p in load_registry().papers if p.id == "dpsep")
+    (tmp_path / "uci" / "kin8nm").mkdir(parents=True)
+    line = data_line(Paper(**{**vars(dpsep), "data": {"uci/kin8nm": "randhie",
+                                                      "adult": "fair", "x": "fair"}}),
+                     tmp_path, "--data-dir")
+    assert line == (f"dpsep: uci/kin8nm from --data-dir {tmp_path}; adult, x not found in "
+                    f"{tmp_path}: embedded fair instead, not the paper's data")
+    assert data_line(Paper(**{**vars(dpsep), "data": {}}), None, "-") == "dpsep: no data set"
+    assert "not declared" in data_line(Paper(**{**vars(dpsep), "data": None}), None, "-")

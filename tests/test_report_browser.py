@@ -4,6 +4,7 @@ row links to its claim's section, no image is repeated and no text overflows its
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -46,6 +47,19 @@ window.addEventListener('load', () => {
 </script></body>"""
 
 
+def _probe(page, script):
+    """Open ``page`` with ``script`` added in headless Chromium at 1280 x 800 and return
+    what the script wrote into the DOM."""
+    page.write_text(page.read_text().replace("</body>", script, 1))
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                          "--window-size=1280,800", "--virtual-time-budget=3000",
+                          "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    m = re.search(r"data-probe=\"([^\"]*)\"", dom)
+    assert m, dom[:500]
+    return json.loads(html.unescape(m.group(1)))
+
+
 def _figure(path, colour):
     import matplotlib
 
@@ -79,15 +93,7 @@ def test_first_screen_links_and_images(tmp_path):
     paths = render.write_report(tmp_path, title="browser check", meta={"seed": 0},
                                 verdicts=verdicts, sections=sections,
                                 run_info={"dpclaims": "0", "python": "3", "total seconds": 1})
-    page = tmp_path / "probe.html"
-    page.write_text(paths["html"].read_text().replace("</body>", PROBE, 1))
-    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                          "--window-size=1280,800", "--virtual-time-budget=3000",
-                          "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120).stdout
-    m = re.search(r"data-probe=\"([^\"]*)\"", dom)
-    assert m, dom[:500]
-    probe = json.loads(m.group(1).replace("&quot;", '"'))
+    probe = _probe(paths["html"], PROBE)
     # the summary line and the headline table start in the first screen
     assert 0 <= probe["summaryTop"] < probe["summaryBottom"] <= probe["top"]
     assert 0 <= probe["top"] < probe["height"] and 0 <= probe["firstRowTop"] < probe["height"]
@@ -101,3 +107,81 @@ def test_first_screen_links_and_images(tmp_path):
     # whatever its readings repeat, and a later mention (5 claims, 1 section) is a link
     assert probe["images"] == probe["distinctImages"] == 2
     assert paths["html"].read_text().count("shown above, under") == 6
+
+
+# Where the summary and each headline row end, and the page's height, with every
+# <details> closed (as the page opens).
+HEIGHTS = """<script>
+window.addEventListener('load', () => {
+  const rows = [...document.querySelectorAll('table.headline tbody tr')].map(r => {
+    const b = r.getBoundingClientRect();
+    return {bottom: b.bottom, verdict: r.querySelector('td.verdict').textContent,
+            sentence: r.querySelector('td.sentence').textContent};
+  });
+  const out = {summaryBottom: document.querySelector('p.summary').getBoundingClientRect().bottom,
+               rows: rows, page: document.documentElement.scrollHeight,
+               open: document.querySelectorAll('details[open]').length,
+               details: document.querySelectorAll('details').length,
+               width: document.documentElement.scrollWidth};
+  document.body.setAttribute('data-probe', JSON.stringify(out));
+});
+</script></body>"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install chromium)")
+def test_a_reviewer_reads_every_verdict_in_two_screens(tmp_path):
+    """Issue 41, item 5, on a report shaped like DP-SEP's quick audit (17 claims, 2-4
+    readings each with long evidence, a tall figure per claim, extra sections with tables
+    and figures): at 1280 x 800 the summary and every claim's verdict and sentence end
+    within the first two screens (1600 px), and the whole page, evidence folded, is at
+    most ten screens (8000 px)."""
+    import matplotlib
+
+    from dpclaims.claims.kernel import Bound, Claimed, decide, not_checkable
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    verdicts, figures = [], []
+    for i in range(17):
+        claim = Claim(f"paper/claim-{i}-with-a-long-identifier", "P v0",
+                      f"Sec. {i}, Proposition {i} and Table {i}", "a statement " * 40, "audit",
+                      kind="privacy-number")
+        name = f"figure-{i}.png"
+        fig, ax = plt.subplots(figsize=(8, 6))
+        ax.plot(range(10), [k * i for k in range(10)])
+        fig.savefig(tmp_path / name, dpi=60)
+        plt.close(fig)
+        figures.append(name)
+        for r in range(1 + i % 4):
+            source = f"exact composition of {100 + r} Gaussian releases (Balle-Wang, hidden order)"
+            evidence = {"trials": list(range(300)), "note": "evidence " * 200}
+            if i % 5 == 4:
+                verdicts.append(not_checkable(claim, f"reading {r}", "the UCI files "
+                                              "(--data-dir): the embedded default is a "
+                                              "stand-in", evidence=evidence))
+            else:
+                verdicts.append(decide(claim, f"reading {r} of the paper's calibration",
+                                       Claimed("epsilon", 1.0 + i / 10),
+                                       lower=Bound(1.0 + i * 7.3 * (r + 1), source,
+                                                   basis="exact"),
+                                       upper=Bound(2.0 + i * 9.1 * (r + 1), source,
+                                                   basis="exact"),
+                                       context="A long context sentence. " * 10,
+                                       evidence=evidence, figures=[name]))
+    wide = {"columns": [f"column {k}" for k in range(10)],
+            "rows": [[f"value {k}" for k in range(10)]] * 40}
+    sections = [{"title": f"section {k}", "text": "text " * 300, "table": wide,
+                 "figures": figures[:3]} for k in range(4)]
+    paths = render.write_report(tmp_path, title="dpclaims audit: paper", meta={"seed": 0},
+                                verdicts=verdicts, sections=sections,
+                                run_info={"dpclaims": "0", "python": "3", "total seconds": 1})
+    probe = _probe(paths["html"], HEIGHTS)
+    assert len(probe["rows"]) == 17 and probe["open"] == 0 and probe["details"] >= 17
+    assert probe["summaryBottom"] <= 2 * 800
+    for row in probe["rows"]:
+        assert row["verdict"] in ("holds", "refuted", "inconclusive", "not-checkable")
+        assert row["sentence"].startswith("Under the paper's reading")
+        assert row["bottom"] <= 2 * 800, row
+    assert probe["page"] <= 10 * 800, probe["page"]
+    assert probe["width"] <= 1280

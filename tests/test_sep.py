@@ -493,16 +493,18 @@ def test_prop1_verdicts_search_refutes_but_never_certifies():
 
 
 def test_prop2_verdicts_exact_composition_and_hidden_shuffle():
-    """Prop. 2 (check_prop2) on one small setting: the exact T-fold Gaussian composition
-    refutes epsilon = 1 for a pass order the adversary knows; for a hidden shuffle only
-    upper bounds exist, so it is inconclusive (never refuted)."""
+    """Prop. 2 (check_prop2) on two small settings that share a name, as the paper's
+    three MoG settings do: the exact T-fold Gaussian composition refutes epsilon = 1 for
+    a pass order the adversary knows; for a hidden shuffle only upper bounds exist, so it
+    is inconclusive (never refuted), each setting's bound from its own sigma (before the
+    fix, every "mog" part carried the last one's)."""
     from dataclasses import replace
 
     from dpclaims.papers.dpsep.catalogue import BUDGETS
     from dpclaims.papers.dpsep.checks import check_prop2
 
     budget = replace(BUDGETS["smoke"], accounting_settings=0)
-    verdicts, section = check_prop2(budget, 0, [("toy", 100, 5, 1.0)])
+    verdicts, section = check_prop2(budget, 0, [("toy", 100, 5, 1.0), ("toy", 100, 5, 5.0)])
     assert len(verdicts) == 6 and section["table"]["rows"]
     for v in verdicts:
         setting = v.evidence["settings"][0]
@@ -514,3 +516,9 @@ def test_prop2_verdicts_exact_composition_and_hidden_shuffle():
         else:
             assert v.reading.endswith("hidden shuffle")
             assert v.verdict == "inconclusive" and "no certified lower bound" in v.sentence
+            uppers = [p["upper"]["value"] for p in v.evidence["basis"]["parts"]]
+            exact = [s["exact_epsilon_known_order"] for s in v.evidence["settings"]]
+            assert uppers[0] < uppers[1], uppers  # more noise for epsilon 1 than for 5
+            # the hidden shuffle's upper end is the exact composition of its own sigma
+            assert uppers == pytest.approx(exact, rel=1e-6), (uppers, exact)
+

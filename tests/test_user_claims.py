@@ -81,7 +81,7 @@ def test_each_kind_of_claim_is_checked_and_headlined(tmp_path):
     assert claims["t/audit"]["verdict"] == "refuted"
     assert "t/sens" in result.output and "## Claims" in (out / "report.md").read_text()
     # not a terminal: plain numbered progress lines, no spinner frames in the log
-    assert "step 1 (" in result.output and "step 2 (" in result.output
+    assert "[1] loading (" in result.output and "[2] " in result.output
     assert not any(ch in result.output for ch in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
 

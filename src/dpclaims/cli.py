@@ -291,6 +291,7 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
     _check_worker_timeout(worker_timeout)
     from dpclaims.data.fetch import resolve_data_dir
 
+    origin = "--data-dir" if data_dir is not None else "the data cache"
     data_dir, data_source = resolve_data_dir(data_dir)  # else the verified cache, else None
     from dpclaims.claims.registry import resolve, run_papers
 
@@ -336,10 +337,14 @@ def audit(paper, budget, seed, out_dir, data_dir, workers, worker_timeout, sched
         # said before the papers run (and after every check of the input): a cache filled
         # by an earlier `data fetch` changes what they read, and so verdicts
         click.echo(f"dpclaims: data: {data_source}", err=True)
+        from dpclaims.claims.registry import data_line
+
+        for p in papers:  # which data each paper reads, and from where
+            click.echo(f"dpclaims: data: {data_line(p, data_dir, origin)}", err=True)
         with _progress(console, "starting",
                        None if claims else _plan(f"{paper}/{budget}")) as show:
             def tick(name):
-                show(f"[{label}/{budget}] {name}", name)
+                show(f"{label}/{budget}: {name}", name)
 
             try:
                 verdicts, sections, meta, timings = run_papers(
@@ -398,31 +403,36 @@ def _plan(key: str):
 
 
 class _Eta:
-    """"check k of N" from a recorded plan, and the time elapsed.
+    """The one progress vocabulary: "[k/N] description (elapsed)".
 
-    No estimate of the time left is shown: the checks run in parallel processes whose
-    order and length vary with the machine's load, and an estimate from the recorded
-    seconds was seen to be wrong by a factor of 40 ("about 11 s left" 450 s before the
-    end). A step that is not in the plan (another data folder or budget) is numbered
-    without a count rather than guess one.
+    With a recorded plan (:func:`_plan`), N is the number of checks in it and a step
+    whose name is in the plan counts one of them, in whatever order the checks report
+    (the checks run in parallel processes, and a paper that runs beside the others
+    reports first); any other step ("starting", "writing report", a check the plan
+    does not know) shows the count so far. Without a plan: "[k] description (elapsed)",
+    every step numbered. No estimate of the time left is shown: an estimate from the
+    recorded seconds was seen to be wrong by a factor of 40 ("about 11 s left" 450 s
+    before the end).
     """
 
     def __init__(self, plan):
+        from collections import Counter
+
         self.plan = plan or []
-        self.names = [name for name, _ in self.plan]
+        self.left = Counter(name for name, _ in self.plan)
         self.t0 = time.perf_counter()
-        self.steps = 0
-        self.pos = 0  # the plan is walked forwards: a name recurring later is found again
+        self.done = 0
 
     def describe(self, description: str, name: str | None = None) -> str:
-        elapsed = time.perf_counter() - self.t0
-        self.steps += 1
+        elapsed = _duration(time.perf_counter() - self.t0)
         name = description if name is None else name
-        if name not in self.names[self.pos:]:
-            return f"step {self.steps} ({_duration(elapsed)} elapsed): {description}"
-        k = self.pos = self.names.index(name, self.pos)
-        return (f"check {k + 1} of {len(self.plan)}: {description} ({_duration(elapsed)} "
-                "elapsed)")
+        if not self.plan:
+            self.done += 1
+            return f"[{self.done}] {description} ({elapsed} elapsed)"
+        if self.left[name] > 0:
+            self.left[name] -= 1
+            self.done += 1
+        return f"[{self.done}/{len(self.plan)}] {description} ({elapsed} elapsed)"
 
 
 def _duration(seconds: float) -> str:
@@ -432,7 +442,7 @@ def _duration(seconds: float) -> str:
 @contextlib.contextmanager
 def _progress(console: Console, first: str, plan=None):
     """``show(description, name=None)`` for long work. With a recorded ``plan`` (see
-    :func:`_plan`) each step shows "check k of N" and the time elapsed (:class:`_Eta`);
+    :func:`_plan`) each step shows "[k/N]" and the time elapsed (:class:`_Eta`);
     ``name`` is the step's key in the plan when ``description`` carries a prefix.
 
     On a terminal: a live spinner line. On anything else (a log, CI): one plain line per
@@ -471,46 +481,76 @@ def papers_command():
     _earned(0)
     _Console().print(table)
 
-#: The narrowest terminal that gets the boxed table; narrower, or not a terminal (a log,
-#: a pipe, CI), gets one plain line per claim.
+#: The narrowest terminal that gets `account`'s boxed table; narrower, or not a terminal
+#: (a log, a pipe, CI), gets one plain line per accountant.
 TABLE_MIN_WIDTH = 120
+
+def claim_lines(claims: list[dict], width: int | None = None) -> list[str]:
+    """The terminal's claim lines: each claim's headline verdict, its id and its plain
+    sentence (:func:`dpclaims.claims.headline.claim_sentence`).
+
+    ``width`` None (a log, a pipe, CI): one line per claim, of any length. A width (a
+    terminal): each claim wrapped at spaces to ``width`` columns, continued with an
+    indent; a word (a number) is never broken, so a word longer than the line overflows
+    it rather than being cut.
+
+    Raises
+    ------
+    ValueError
+        ``width`` below 40 columns.
+    """
+    import textwrap
+
+    from dpclaims.claims.headline import claim_sentence
+
+    if width is not None and width < 40:
+        raise ValueError(f"width must be at least 40 columns, got {width!r}")
+    out = []
+    for c in claims:
+        line = f"{c['verdict']:<13} {c['id']}: {claim_sentence(c)}"
+        if width is None:
+            out.append(line)
+        else:
+            out += textwrap.wrap(line, width=width, subsequent_indent=" " * 14,
+                                 break_long_words=False, break_on_hyphens=False)
+    return out
 
 
 def _print_summary(title, verdicts, paths, sentences: bool = False):
     """The claims and their headline verdicts on stdout, then the report's paths.
 
-    On a terminal at least :data:`TABLE_MIN_WIDTH` wide: a table, one row per claim
-    (where, verdict, the numbers it rests on, the deciding reading). Anywhere else: one
-    plain line per claim, "id: verdict [deciding reading]: numbers", never cut. Then
-    the summary line (claims per verdict); with ``sentences`` each claim's headline
-    sentence as well."""
+    One claim per line (:func:`claim_lines`): verdict, id and the plain sentence; on a
+    terminal wrapped at its width, never cut inside a word; anywhere else one line per
+    claim of any length. Then a legend of the verdict words and readings
+    (:data:`dpclaims.claims.headline.LEGEND`) and the summary line (claims per verdict);
+    with ``sentences`` each claim's full headline sentence as well."""
+    import textwrap
+
     from rich.markup import escape
 
     from dpclaims.claims import claims_summary
+    from dpclaims.claims.headline import LEGEND
     from dpclaims.reports.render import summarise, summary_line
 
     claims = claims_summary(verdicts)
     line = summary_line(summarise(claims), verdicts, {})
     out = _Console()
-    if out.is_terminal and out.width >= TABLE_MIN_WIDTH:
-        table = Table(title=escape(title))
-        widest = max((len(c["id"]) for c in claims), default=5)
-        table.add_column("claim", no_wrap=True, min_width=widest)  # never cut
-        table.add_column("where", max_width=24)
-        table.add_column("verdict", no_wrap=True)
-        table.add_column("numbers", ratio=1)
-        table.add_column("deciding reading", max_width=28)
-        for c in claims:
-            table.add_row(escape(c["id"]), escape(c["location"]),
-                          f"[{_COLOURS[c['verdict']]}]{c['verdict']}[/]", escape(c["key"]),
-                          escape(c["deciding_reading"] or "-"))
-        out.print(table)
-        out.print(escape(line), highlight=False)
+    if out.is_terminal:
+        width = max(40, out.width)
+        out.print(escape(title), highlight=False, soft_wrap=True)
+        for text in claim_lines(claims, width):
+            word = text.split(" ", 1)[0]
+            styled = (f"[{_COLOURS[word]}]{word}[/]{escape(text[len(word):])}"
+                      if word in _COLOURS else escape(text))
+            out.print(styled, highlight=False, soft_wrap=True)
+        for text in [x for t in (LEGEND, line) for x in textwrap.wrap(
+                t, width, break_long_words=False, break_on_hyphens=False)]:
+            out.print(escape(text), highlight=False, soft_wrap=True)
     else:
         click.echo(title)
-        for c in claims:
-            under = f" [{c['deciding_reading']}]" if c["deciding_reading"] else ""
-            click.echo(f"{c['id']}: {c['verdict']}{under}: {c['key']}")
+        for text in claim_lines(claims):
+            click.echo(text)
+        click.echo(LEGEND)
         click.echo(line)
     if sentences:
         for c in claims:

@@ -151,3 +151,62 @@ def exit_code(verdicts: list[Verdict]) -> int:
     if "not-checkable" in kinds or not verdicts:
         return EXIT_NOT_CHECKED
     return EXIT_OK
+
+
+#: What the verdict words and the quoted reading names mean: under the claims in the
+#: terminal and the report.
+LEGEND = ("Legend: holds = a certified bound meets the claim; refuted = a certified bound "
+          "contradicts it; inconclusive = no certified bound decides; not-checkable = "
+          "nothing was checked (what is missing is named). A quoted name is a reading: one "
+          "way to read an ambiguous claim; only the paper's readings decide, others are "
+          "shown beside them. The report has every reading with its numbers.")
+
+#: How a claim's sentence names whose reading it rests on (``reading_kind``).
+WHOSE_READING = {"text": "the paper's reading", "correction": "our correction",
+                 "stronger-threat-model": "a threat model stronger than the paper's"}
+
+
+def claim_sentence(claim: dict) -> str:
+    """One plain sentence for a claim's headline, from its results.json record
+    (:func:`claims_summary`): the kernel's :func:`~dpclaims.claims.kernel.plain_sentence`
+    of the reading that decides the headline (or of the first reading of the paper's
+    text), prefixed by that reading; when a reading that is not the paper's is refuted
+    and the headline is not, a second sentence says so, with how many times too small
+    the claim is there (:func:`~dpclaims.claims.kernel.shortfall`, the smallest ratio of
+    every refuted setting of those readings).
+
+    Derived at render time from the stored verdicts: results.json does not change.
+
+    Raises
+    ------
+    KeyError
+        ``claim`` lacks ``verdict`` or ``readings``.
+    """
+    from dpclaims.claims.kernel import plain_sentence, reading_number, shortfall
+
+    readings = claim["readings"]
+    text = [r for r in readings if r.get("reading_kind", "text") == "text"]
+    pool = text or readings
+    deciding = next((r for r in pool if r["reading"] == claim.get("deciding_reading")),
+                    None) or (pool[0] if pool else None)
+    if deciding is None:
+        return "No reading was checked."
+    basis = deciding.get("evidence", {}).get("basis")
+    own = plain_sentence(deciding["verdict"], basis)
+    verdict = claim["verdict"]
+    whose = WHOSE_READING.get(deciding.get("reading_kind", "text"), "the reading")
+    sentence = f"Under {whose} '{deciding['reading']}': {own}"
+    if verdict != "refuted" and text:
+        other = [r for r in readings if r.get("reading_kind", "text") != "text"
+                 and r["verdict"] == "refuted"]
+        ratios = [k for r in other for k in shortfall(r.get("evidence", {}).get("basis"))]
+        if other:
+            kinds = sorted({WHOSE_READING.get(r.get("reading_kind"), "another reading")
+                            for r in other})
+            names = ", ".join(f"'{r['reading']}'" for r in other)
+            sentence += f" Under {' and '.join(kinds)} ({names}) it is refuted"
+            low, high = (reading_number(f(ratios), "down") for f in (min, max)) \
+                if ratios else ("", "")
+            sentence += (f": the claim is at least {low}x too small"
+                         + (f" (up to {high}x)." if high != low else ".") if ratios else ".")
+    return sentence

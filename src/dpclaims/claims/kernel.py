@@ -746,3 +746,215 @@ def _basis_key(b: dict) -> str:
     if rule == "undecided":
         return b.get("reason", "-")
     return "-"
+
+
+# ----------------------------------------------------------------------------- plain sentences
+
+
+def reading_number(x: float | str | None, toward: str = "nearest", digits: int = 3) -> str:
+    """``x`` rounded to ``digits`` significant digits for a reader, never cut.
+
+    ``toward`` is the direction of rounding that keeps a certified bound true: "down"
+    for a lower bound (22.4405 -> "22.4"), "up" for an upper bound (2.4851 -> "2.49"),
+    "nearest" for a claimed or estimated value. Integers print in full (400000, never
+    "4e+05"); very small or large numbers in scientific notation ("1.63e-05").
+
+    Raises
+    ------
+    ValueError
+        ``toward`` not one of "down", "up", "nearest"; ``digits`` below 1.
+    """
+    import decimal
+
+    modes = {"down": decimal.ROUND_FLOOR, "up": decimal.ROUND_CEILING,
+             "nearest": decimal.ROUND_HALF_EVEN}
+    if toward not in modes:
+        raise ValueError(f"toward must be one of {tuple(modes)}, got {toward!r}")
+    if digits < 1:
+        raise ValueError(f"digits must be >= 1, got {digits!r}")
+    if x is None:
+        return "none"
+    if isinstance(x, str):  # a JSON-ed infinity
+        return x
+    x = float(x)
+    if not math.isfinite(x):
+        return "inf" if x > 0 else ("-inf" if x < 0 else "nan")
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    d = decimal.Decimal(repr(x))  # the number as stored (JSON), not its binary expansion
+    exp = d.adjusted() - digits + 1
+    r = d.scaleb(-exp).to_integral_value(rounding=modes[toward]).scaleb(exp)
+    v = float(r)
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.{digits}g}"
+
+
+def _bound_number(x: float, toward: str, claim: float, shown: str | None = None) -> str:
+    """A bound rounded toward its safe side (:func:`reading_number`) to 3 significant
+    digits, or more when 3 would move it by more than half its distance to ``claim`` (a
+    lower bound of 1.9999999 against a claimed 2 is "1.9999999", not "1.99"), so the
+    rounded number stays on its side of the claim and says how close it is; a bound
+    equal to ``claim`` is "the claimed ``shown``" (not the claim's every digit)."""
+    if shown is not None and x == claim:
+        return f"the claimed {shown}"
+    if not math.isfinite(x) or not math.isfinite(claim):
+        return reading_number(x, toward)
+    for digits in range(3, 18):
+        text = reading_number(x, toward, digits)
+        if x != claim and abs(float(text) - x) <= abs(x - claim) / 2:
+            return text
+    return repr(x)
+
+
+def _tool(end: dict) -> str:
+    """What a bound rests on, in a few words: "exact", "95% confidence", with the tool
+    when its name is short ("dp_accounting-pld, exact")."""
+    bits = []
+    source = str(end.get("source", "")).split(" (")[0].strip()
+    if source and len(source) <= 40:
+        bits.append(source)
+    if end.get("confidence") is not None:
+        bits.append(f"{_percent(end['confidence'])} confidence")
+    elif end.get("basis"):
+        bits.append(_basis_label(end["basis"], end.get("proves")))
+    return ", ".join(bits)
+
+
+def _head(text: str) -> str:
+    """The part of ``text`` before its first ": " outside brackets (the name of what is
+    missing, without the explanation after it)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0 and text.startswith(": ", i):
+            return text[:i]
+    return text
+
+
+def shortfall(basis: dict | None) -> list[float]:
+    """How many times too small each refuted "at most c" bracket of ``basis`` shows the
+    claim to be: its certified lower bound over c (c > 0), one ratio per refuted part;
+    empty when nothing in ``basis`` is refuted that way. A ratio is a certified "at
+    least k times": the lower bound is certified."""
+    b = basis or {}
+    if b.get("rule") == "all parts":
+        return [r for p in b.get("parts", []) if p.get("verdict") == "refuted"
+                for r in shortfall(p)]
+    if b.get("rule") != "bracket":
+        return []
+    c, lo = b["claimed"], b.get("lower")
+    high = float(c["stands_for"][1])  # "inf" too
+    if (c["direction"] != Direction.AT_MOST.value or lo is None or not lo.get("decides", True)
+            or high <= 0 or isinstance(lo["value"], str) or float(lo["value"]) <= high):
+        return []
+    return [float(lo["value"]) / high]
+
+
+def plain_sentence(verdict: str, basis: dict | None) -> str:
+    """One plain English sentence for a verdict from its evidence's ``basis`` (the record
+    the kernel stores): what was claimed, what was found, how far apart.
+
+    "Claimed epsilon at most 1; certified at least 22.4 (exact): the claim is at least
+    22.4x too small." / "Claimed epsilon at most 2.52; certified at most 2.49
+    (dp_accounting-pld, exact): holds." / "Not checkable: needs the paper's UCI data
+    sets (...)." Bounds are rounded toward their safe side (:func:`reading_number`: a
+    lower bound down, an upper bound up) with enough digits to stay on their side of
+    the claim; nothing is cut. Derived from the stored basis, so a report written from
+    results.json says the same as the run that wrote it.
+
+    Parameters
+    ----------
+    verdict : str
+        The verdict word the basis decided ("holds", "refuted", "inconclusive",
+        "not-checkable").
+    basis : dict or None
+        ``Verdict.evidence["basis"]`` (JSON form). None or an unknown rule: a sentence
+        saying that the verdict states no basis.
+    """
+    b = basis or {}
+    rule = b.get("rule")
+    if rule == "bracket":
+        return _bracket_plain(verdict, b)
+    if rule == "all parts":
+        parts = b.get("parts", [])
+        n = len(parts)
+        refuted = [p for p in parts if p.get("verdict") == "refuted"]
+        held = [p for p in parts if p.get("verdict") == "holds"]
+        if verdict == "refuted" and refuted:
+            ratios = shortfall(b)
+            first = refuted[0]
+            text = (f"Refuted in {len(refuted)} of {n} settings; {first.get('label', '')}: "
+                    f"{_bracket_plain('refuted', first)}")
+            low, high = (reading_number(f(ratios), "down") for f in (min, max)) \
+                if ratios else ("", "")
+            if low != high:
+                text = text[:-1] + f" ({low}x to {high}x over the {len(ratios)} settings)."
+            return text
+        if verdict == "holds":
+            first = held[0] if held else (parts[0] if parts else {})
+            return (f"Holds in all {n} settings; e.g. {first.get('label', '')}: "
+                    f"{_bracket_plain('holds', first)}")
+        first = next((p for p in parts if p.get("verdict") != "holds"), parts[0] if parts
+                     else {})
+        return (f"{len(held)} of {n} settings hold, none is refuted; undecided, e.g. "
+                f"{first.get('label', '')}: {_bracket_plain('inconclusive', first)}")
+    if rule == "tests":
+        test = _head(str(b.get("test", "test")).split(" (")[0])
+        level = b.get("level")
+        ps = f"p = {_num(b.get('p_holds'))} for, {_num(b.get('p_refutes'))} against"
+        found = {"holds": "holds", "refuted": "refuted"}.get(verdict, "undecided")
+        return (f"Claimed: {b.get('statement', '')}; {test} at level {level:g} ({ps}): "
+                f"{found}.")
+    if rule == "not-checkable":
+        return "Not checkable: needs " + "; ".join(_head(m) for m in b.get("missing", [])) + "."
+    if rule == "undecided":
+        return "Undecided: " + str(b.get("reason", "")).strip()
+    return f"{verdict.capitalize()} (this verdict states no basis)."
+
+
+def _bracket_plain(verdict: str, b: dict) -> str:
+    c = b["claimed"]
+    q, d = c["quantity"], Direction(c["direction"])
+    value = c["printed"] if c.get("printed") is not None else reading_number(
+        c["value"], "nearest", 4)
+    low, high = (float(x) for x in c["stands_for"])  # "inf" and "-inf" too
+    said = {Direction.AT_MOST: "at most", Direction.AT_LEAST: "at least",
+            Direction.EQUALS: "="}[d]
+    head = f"Claimed {q} {said} {value}"
+    exact = value if low == high else None  # a printed claim stands for an interval
+    lo, hi = b.get("lower"), b.get("upper")
+    lo = lo if lo is not None and lo.get("decides", True) else None
+    hi = hi if hi is not None and hi.get("decides", True) else None
+    lv = None if lo is None else float(lo["value"])
+    hv = None if hi is None else float(hi["value"])
+    if lv is not None and hv is not None and lv == hv and lo.get("confidence") is None \
+            and hi.get("confidence") is None:
+        found = f"computed {reading_number(lv, 'nearest', 4)} ({_tool(lo)})"
+    else:
+        ends = []
+        if lo is not None:
+            ref_lo = high if d is not Direction.AT_LEAST else low
+            ends.append(f"at least {_bound_number(lv, 'down', ref_lo, exact)} "
+                        f"({_tool(lo)})")
+        if hi is not None:
+            ref_hi = low if d is not Direction.AT_MOST else high
+            ends.append(f"at most {_bound_number(hv, 'up', ref_hi, exact)} "
+                        f"({_tool(hi)})")
+        found = ("certified " + " and ".join(ends)) if ends else "no certified bound"
+    if verdict == "refuted":
+        ratios = shortfall(b)
+        if ratios:
+            how = f"the claim is at least {reading_number(ratios[0], 'down')}x too small"
+        elif d is Direction.AT_MOST or (lv is not None and lv > high):
+            how = f"above the claim by at least {reading_number(lv - high, 'down')}"
+        else:
+            how = f"below the claim by at least {reading_number(low - hv, 'down')}"
+        return f"{head}; {found}: {how}."
+    if verdict == "holds":
+        return f"{head}; {found}: holds."
+    missing = ("" if lo is not None and hi is not None else
+               ", no certified lower bound" if lo is None and hi is not None else
+               ", no certified upper bound" if lo is not None else "")
+    return f"{head}; {found}{missing}: undecided."

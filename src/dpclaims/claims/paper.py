@@ -200,6 +200,13 @@ class Paper:
     captions : mapping of str to str
         Shell-style pattern of a figure's file name -> its caption, shown under the
         figure in the report.
+    data : mapping of str to str, optional
+        The data sets the paper's checks read: each data set's folder in a data folder
+        (``--data-dir`` or the cache of ``dpclaims data fetch``; "adult",
+        "uci/wine-quality-red") -> the embedded default its checks use when the folder
+        is absent. An audit says at its start, per paper, which it will read and from
+        where (:func:`dpclaims.claims.registry.data_line`). ``{}``: no data set; None
+        (the default): not declared, and the audit says so.
 
     Raises
     ------
@@ -217,6 +224,7 @@ class Paper:
     order: int = 100
     runs_beside_others: bool = False
     captions: Mapping[str, str] = field(default_factory=dict)
+    data: Mapping[str, str] | None = None
 
     def __post_init__(self):
         if not isinstance(self.id, str) or not _ID.match(self.id) or self.id == "all":

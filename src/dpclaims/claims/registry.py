@@ -378,3 +378,44 @@ def with_every_declared_claim(papers: Sequence[Paper], verdicts_of: Sequence[lis
                     f"a verdict: paper {p.id!r} declares this claim but its run() returned "
                     "no verdict for it (a bug in the paper)", seed=None, budget=budget))
     return out
+
+
+def data_line(paper: Paper, data_dir, origin: str) -> str:
+    """One line naming the data ``paper`` reads in this run and where it comes from,
+    said before the checks run (issue 41: data never changes a verdict unannounced).
+
+    Each data set of ``paper.data`` is read from ``data_dir`` when that folder holds
+    it (:func:`dpclaims.data.datasets.holds_datasets`), else the paper's embedded
+    default stands in for it; the verdicts then say which they ran on
+    (``Verdict.data``).
+
+    Parameters
+    ----------
+    paper : Paper
+    data_dir : path or None
+        The data folder of the run (``--data-dir``, the verified cache, or None).
+    origin : str
+        Where ``data_dir`` comes from, in words ("--data-dir", "the data cache").
+
+    Raises
+    ------
+    FileNotFoundError
+        ``data_dir`` given but not a folder.
+    """
+    from dpclaims.data.datasets import holds_datasets
+
+    if paper.data is None:
+        return (f"{paper.id}: its data sets are not declared (Paper.data); each verdict "
+                "names the data it ran on")
+    if not paper.data:
+        return f"{paper.id}: no data set"
+    present = [f for f in paper.data if holds_datasets(data_dir, f)]
+    parts = [f"{', '.join(present)} from {origin} {data_dir}"] if present else []
+    fallbacks: dict[str, list[str]] = {}
+    for f, default in paper.data.items():
+        if f not in present:
+            fallbacks.setdefault(default, []).append(f)
+    where = f"in {data_dir}" if data_dir is not None else "(no data folder)"
+    parts += [f"{', '.join(fs)} not found {where}: embedded {default} instead, not the "
+              "paper's data" for default, fs in fallbacks.items()]
+    return f"{paper.id}: " + "; ".join(parts)

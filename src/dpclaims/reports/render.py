@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from dpclaims.claims import HEADLINE_RULE, VERDICTS, ReadingKind, Verdict, claims_summary
+from dpclaims.claims.headline import LEGEND, claim_sentence
 from dpclaims.claims.core import to_jsonable  # noqa: F401  (also imported from here)
 
 # Version of results.json's layout (src/dpclaims/reports/results.schema.json).
@@ -186,18 +187,18 @@ def _claim_figures(claim: dict) -> list[str]:
 
 def _markdown(title, line, meta, claims, sections, captions) -> str:
     parts = [f"# {title}", "", f"**{line}**", "", "## Claims", "",
-             _md_table(["claim", "where", "verdict", "numbers", "deciding reading"],
-                       [[f"[`{c['id']}`](#{claim_anchor(c['id'])})", c["location"],
-                         f"**{c['verdict']}**", _short(c["key"]),
-                         c["deciding_reading"] or "-"] for c in claims]), "",
-             f"Headline rule: {HEADLINE_RULE}", ""]
+             _md_table(["verdict", "claim", "what was claimed, what was found"],
+                       [[f"**{c['verdict']}**", f"[`{c['id']}`](#{claim_anchor(c['id'])}) "
+                         f"({c['location']})", _md_cell(claim_sentence(c))] for c in claims]),
+             "", f"{LEGEND} Headline rule: {HEADLINE_RULE}", ""]
     shown: dict[str, str] = {}
     for c in claims:
         parts += [f'<a id="{claim_anchor(c["id"])}"></a>', "",
-                  f"### `{c['id']}`: **{c['verdict']}**", "",
+                  f"### `{c['id']}`: **{c['verdict']}**", "", claim_sentence(c), "",
+                  f"**Data**: {_data_line(c)}", "",
                   f"*{c['paper']}, {c['location']}.* Check: {c['check']}.", "",
                   "> " + c["statement"].replace("\n", "\n> "), "",
-                  c["headline"], "", f"**Data**: {_data_line(c)}", ""]
+                  c["headline"], ""]
         parts += [_md_table(["reading", "whose", "verdict", "numbers", "certificate"],
                             [[r["reading"], _WHOSE[r["reading_kind"]], f"**{r['verdict']}**",
                               r["key"], "yes" if r["certificate"] else "no"]
@@ -223,6 +224,11 @@ def _markdown(title, line, meta, claims, sections, captions) -> str:
             shown.setdefault(f, s["title"])
         parts.append("")
     return "\n".join(parts) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    """``text`` safe inside a Markdown table cell (a "|" would end the cell)."""
+    return " ".join(text.split()).replace("|", "\\|")
 
 
 def _seed_budget(r: dict) -> str:
@@ -254,7 +260,7 @@ def _md_meta(meta: dict) -> list[str]:
 
 def _html_meta(meta: dict) -> str:
     esc = html.escape
-    out = ["<h2 id='run'>Run</h2><ul>"]
+    out = ["<ul>"]
     out += [f"<li><b>{esc(str(k))}</b>: {esc(_flat(v))}</li>" for k, v in meta.items()
             if not isinstance(v, dict)]
     out.append("</ul>")
@@ -263,14 +269,6 @@ def _html_meta(meta: dict) -> str:
             out.append(f"<p><b>{esc(str(k))}</b></p>"
                        + _html_table(["", ""], [[kk, _flat(vv)] for kk, vv in v.items()]))
     return "".join(out)
-
-
-def _short(sentence: str, limit: int = 220) -> str:
-    """The headline sentence cut to ``limit`` characters at a word boundary."""
-    one = " ".join(sentence.split())
-    if len(one) <= limit:
-        return one
-    return one[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 def _img(out: Path, name: str, captions: dict) -> str:
@@ -341,52 +339,67 @@ def _badge(verdict: str) -> str:
 
 
 def _html(title, line, meta, claims, sections, out: Path, captions) -> str:
+    """The HTML report, laid out to be read in a minute: the summary line and a compact
+    table of every claim (verdict, id and where, its plain sentence) first; then one short
+    section per claim (its sentence and data shown, the rest folded: quote, check,
+    readings, figures, evidence); then the run and the paper's extra sections, folded."""
     esc = html.escape
     heads = "".join(
-        f"<tr><td><a href='#{claim_anchor(c['id'])}'><code>{esc(c['id'])}</code></a></td>"
-        f"<td>{esc(c['location'])}</td><td class='verdict'>{_badge(c['verdict'])}</td>"
-        f"<td>{esc(_short(c['key']))}</td><td>{esc(c['deciding_reading'] or '-')}</td>"
-        "</tr>" for c in claims)
+        f"<tr><td class='verdict'>{_badge(c['verdict'])}</td>"
+        f"<td class='id'><a href='#{claim_anchor(c['id'])}'><code>{esc(c['id'])}</code></a>"
+        f"<br><small>{esc(c['location'])}</small></td>"
+        f"<td class='sentence'>{esc(claim_sentence(c))}</td></tr>" for c in claims)
     body = [f"<h1>{esc(title)}</h1><p class='summary'><b>{esc(line)}</b></p>",
-            "<h2 id='claims'>Claims</h2><table class='headline'>"
-            "<thead><tr><th>claim</th><th>where</th><th>verdict</th><th>numbers</th>"
-            f"<th>deciding reading</th></tr></thead><tbody>{heads}</tbody></table>"
-            f"<p><small>Headline rule: {esc(HEADLINE_RULE)}</small></p>"]
+            "<table class='headline' id='claims'><thead><tr><th>verdict</th><th>claim</th>"
+            f"<th>what was claimed, what was found</th></tr></thead><tbody>{heads}</tbody>"
+            "</table>",
+            f"<p class='rule'><small>{esc(LEGEND)} Headline rule: {esc(HEADLINE_RULE)}"
+            "</small></p>"]
     toc = [("run", "Run")] + [(f"section-{i}", sec["title"]) for i, sec in enumerate(sections)]
     body.append("<nav><b>Also</b>: " + " · ".join(
         f"<a href='#{a}'>{esc(t)}</a>" for a, t in toc) + "</nav>")
     shown: dict[str, str] = {}
     for c in claims:
+        figures = _html_figures(_claim_figures(c), out, captions, shown, c["id"])
         body += [f"<section id='{claim_anchor(c['id'])}'>",
                  f"<h3><code>{esc(c['id'])}</code>: {_badge(c['verdict'])}</h3>",
+                 f"<p>{esc(claim_sentence(c))}</p>",
+                 f"<p class='data'><b>Data</b>: {esc(_data_line(c))}</p>",
+                 f"<details><summary>the claim, its {len(c['readings'])} reading(s)"
+                 + (f", {len(figures)} figure(s)" if figures else "")
+                 + " and the evidence</summary>",
                  f"<p><i>{esc(c['paper'])}, {esc(c['location'])}.</i> "
                  f"Check: {esc(c['check'])}.</p>",
                  f"<blockquote>{esc(c['statement'])}</blockquote>",
                  f"<p>{esc(c['headline'])}</p>",
-                 f"<p><b>Data</b>: {esc(_data_line(c))}</p>",
                  _html_readings(c["readings"])]
-        body += _html_figures(_claim_figures(c), out, captions, shown, c["id"])
-        body += [f"<details><summary>sentences and evidence of the {len(c['readings'])} "
-                 "reading(s)</summary>"]
+        body += figures
         for r in c["readings"]:
             body += [f"<p><b>{esc(r['reading'])}</b>: {_badge(r['verdict'])}. "
                      f"{esc(r['sentence'])} {esc(_seed_budget(r))}</p>",
                      f"<pre>{esc(_evidence_text(r['evidence']))}</pre>"]
         body += ["</details>", "<p><small><a href='#claims'>back to the claims</a></small>"
                  "</p></section>"]
-    body += [_html_meta(meta)]
+    body += ["<details class='run' id='run'><summary><b>Run</b>: settings, versions, timings"
+             "</summary>", _html_meta(meta), "</details>"]
     for i, s in enumerate(sections):
-        body += [f"<h2 id='section-{i}'>{esc(s['title'])}</h2>"]
-        body += [f"<p>{esc(p)}</p>" for p in s.get("text", "").split("\n\n") if p]
+        inner = [f"<p>{esc(p)}</p>" for p in s.get("text", "").split("\n\n") if p]
         if s.get("table"):
-            body.append(_html_table(s["table"]["columns"], s["table"]["rows"]))
-        body += _html_figures(s.get("figures") or [], out, captions, shown, s["title"])
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
-             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
+            inner.append(_html_table(s["table"]["columns"], s["table"]["rows"]))
+        inner += _html_figures(s.get("figures") or [], out, captions, shown, s["title"])
+        body += [f"<details class='section' id='section-{i}'><summary><b>{esc(s['title'])}"
+                 "</b></summary>", *inner, "</details>"]
+    style = ("body{font-family:sans-serif;max-width:1200px;margin:1em auto;line-height:1.35;"
+             "padding:0 1em}h1{font-size:1.4em;margin:.3em 0}"
+             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
+             "table.headline{width:100%;font-size:.9em}"
              "table.headline td,table.readings td{overflow-wrap:anywhere;vertical-align:top}"
              "table.headline td.verdict,td.verdict{white-space:nowrap;overflow-wrap:normal}"
-             "div.wide{overflow-x:auto;max-width:100%}p.summary{font-size:1.1em}"
-             "section{border-top:1px solid #ddd;margin-top:1.5em}"
+             "table.headline td.id{width:16em}"
+             "div.wide{overflow-x:auto;max-width:100%}p.summary{font-size:1.05em;margin:.3em 0}"
+             "p.rule{margin:.3em 0;color:#444}"
+             "section{border-top:1px solid #ddd;margin-top:.8em}section h3{margin:.4em 0}"
+             "section p{margin:.3em 0}details{margin:.3em 0}summary{cursor:pointer}"
              "blockquote{border-left:4px solid #ccc;margin-left:0;padding-left:1em;color:#333}"
              "pre{background:#f6f6f6;padding:1em;overflow:auto;max-height:30em}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"

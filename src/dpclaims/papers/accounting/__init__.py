@@ -118,6 +118,7 @@ PAPER = Paper(
     run=run_accounting_audit,
     summary=("every reported (epsilon, delta) of the three papers against every "
              "accountant (deterministic; --budget smoke takes one entry per paper)"),
+    data={},  # printed numbers only
     order=40,
     runs_beside_others=True,
 )

@@ -183,7 +183,8 @@ def check_prop2(budget: Budget, seed: int, extra_settings=()) -> tuple[list[Verd
                 "exact_epsilon_known_order": exact,
                 "exact_epsilon_known_order_bracket": list(bracket),
             })
-            shuffles[(name, reading)] = shuffle
+            # keyed by the whole setting: the paper's three MoG settings share a name
+            shuffles[(name, n, t, eps, reading)] = shuffle
             table.append([name, n, t, eps, reading, round(sigma, 4), round(exact, 3),
                           round(exact / eps, 1)])
     verdicts = []
@@ -210,7 +211,8 @@ def check_prop2(budget: Budget, seed: int, extra_settings=()) -> tuple[list[Verd
             known.append(Part(label, claimed, Bound(lo, source, basis="exact"),
                               Bound(hi, source, basis="exact")))
             _, upper, _ = epsilon_bounds(
-                shuffles[(r["setting"], reading)], claimed,
+                shuffles[(r["setting"], r["N"], r["T"], r["claimed_epsilon"], reading)],
+                claimed,
                 f"shuffled pass as the per-epoch composition, hidden order, {what}",
                 lower=False)
             hidden.append(Part(label, claimed, None, upper))

@@ -14,7 +14,7 @@ import numpy as np
 
 from dpclaims.algorithms.sep.mog import responsibilities
 from dpclaims.papers.dpsep.experiment_thm41 import A_GRID, BROADNESS
-from dpclaims.papers.figures import save_figure
+from dpclaims.papers.figures import robust_axis, save_figure
 
 
 # --------------------------------------------------------------------------- MoG (Sec. 6.1)
@@ -300,6 +300,7 @@ def plot_reference_traces(traces, datasets, path):
         ax.set_title(data.name)
         ax.set_xlabel("epoch")
         ax.set_ylabel(_metrics_name(data))
+        robust_axis(ax, "y")  # a diverged run (RMSE 4e7) must not flatten the others
     np.atleast_1d(axes)[0].legend(fontsize=7)
     save_figure(fig, path, dpi=110)
 
@@ -326,14 +327,16 @@ def plot_bnn(results, path):
         mean = [f.mean() if f.size else np.nan for f in finite]
         sd = [f.std(ddof=1) if f.size > 1 else 0.0 for f in finite]
         ax.errorbar(mean, y, xerr=sd, fmt="o", ms=4)
-        for i, v in enumerate(vals):
-            n_bad = int((~np.isfinite(v)).sum())
-            if n_bad:
-                ax.annotate(f"{n_bad} diverged", (np.nanmax(mean), i), fontsize=6)
         ax.set_yticks(y)
         ax.set_yticklabels(labels, fontsize=6)
         ax.set_xscale("log")
         ax.set_xlabel("test RMSE (original units), mean ± sd over splits")
         ax.set_ylabel("method")
         ax.set_title(name, fontsize=9)
+        robust_axis(ax, "x")  # a diverged method (1e9-1e13) must not flatten the others
+        for i, v in enumerate(vals):
+            n_bad = int((~np.isfinite(v)).sum())
+            if n_bad:
+                ax.annotate(f"{n_bad} diverged", (ax.get_xlim()[1], i), fontsize=6,
+                            ha="right")
     save_figure(fig, path, dpi=110)

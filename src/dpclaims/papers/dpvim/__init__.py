@@ -32,4 +32,5 @@ PAPER = Paper(
     summary="DPVIm: identities, Thm. 3.1, OU noise, coverage, Adult, audit",
     order=30,
     captions=CAPTIONS,
+    data={"adult": "statsmodels fair"},
 )

@@ -31,4 +31,6 @@ PAPER = Paper(
     summary="VIPS: log moment, sensitivities, step audits, LDA / BLR / SBN experiments",
     order=20,
     captions=CAPTIONS,
+    data={"adult": "statsmodels fair (BLR, SBN)",
+          "wikipedia": "seeded synthetic corpus (LDA)"},
 )
