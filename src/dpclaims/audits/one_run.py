@@ -1,0 +1,435 @@
+"""One-run audits: m canaries, each included with probability 1/2, one run, one certificate.
+
+A multi-run audit (:mod:`dpclaims.audits.core`, :mod:`dpclaims.audits.whole_run`) runs the
+algorithm hundreds of thousands of times on two datasets. A one-run audit (Steinke, Nasr &
+Jagielski, NeurIPS 2023) runs it once (or a few times) on one dataset holding m canaries,
+each included independently with probability 1/2 from a seeded stream; a guesser reads
+each canary's score off the output and the number of canaries it places correctly is the
+evidence (:mod:`dpclaims.analysis.guessing_game`).
+
+The canaries (Dirac canaries: canary i lives in a coordinate of its own, e_j(i))
+------------------------------------------------------------------------------------
+* **mechanism** (a release of a sum query, such as
+  :class:`~dpclaims.audits.mechanism.GaussianMechanism` over ``sum_query``): the data are
+  vector records in R^m; add-remove, the included canaries' rows Delta e_i (Delta the
+  claimed sensitivity); replace-one, every canary's row present as +-(Delta/2) e_i (the
+  sign is the inclusion). Score of canary i: coordinate i of the one release.
+* **algorithm** with the capability
+  :class:`~dpclaims.audits.capabilities.HasGradientCanaries`: gradient canaries whose
+  clipped contribution to every step that samples them is +-C e_j(i) (add-remove: +C or
+  absent; replace-one: -C or +C). Score of canary i: the full-trace statistic of the
+  multi-run audit, sum_s <update_s, e_j(i)> / C (Nasr et al. 2023, Sec. 4), or the final
+  output's coordinate j(i) for a final-iterate run.
+
+What is certified
+-----------------
+Each canary's inclusion changes the input by one record under the claim's relation, so an
+(epsilon, delta)-DP algorithm is (epsilon, delta)-DP in each inclusion bit, which is all
+Steinke et al.'s Theorem 5.2 needs. R independent runs with independent inclusions are one
+algorithm in R m bits that is (epsilon, delta)-DP in each of them, so the canaries of R
+runs are pooled into one game of R m canaries (the basis says so). The guessers are fixed
+before the inclusions are seen: for each k of :func:`~dpclaims.analysis.guessing_game.
+guess_grid` (a function of R m alone), "included" for the k highest scores (one-sided), and
+also "excluded" for the k lowest (two-sided); with a Gaussian-DP claim (delta > 0), the
+f-DP analysis of Mahloujifar, Melis & Chaudhuri (2024) for each one-sided k as well. Every
+one is a test at alpha / (number of tests) (Bonferroni), so the largest bound is a
+certificate at 1 - alpha. The f-DP bound rejects "mu-GDP", which refutes the claim only when
+the claim's curve is Gaussian-DP (:func:`~dpclaims.analysis.guessing_game.gdp_mu_of_event`);
+for any other claim (e.g. Poisson-subsampled DP-SGD) it is an estimate, shown and never
+used, and spends no alpha.
+
+What it cannot certify: a one-run bound saturates near log(r / log(1/alpha)) (r guesses all
+correct) and is far from tight at small epsilon; docs/guide/one-run.md gives the measured
+gap to the multi-run audit on the same algorithm.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpclaims.analysis.guessing_game import (
+    GUESS_FRACTIONS,
+    gdp_epsilon,
+    gdp_mu_lower_bound,
+    gdp_mu_of_event,
+    guess_grid,
+    one_run_counts,
+    snj_epsilon_lower_bound,
+)
+from dpclaims.analysis.seeds import rng_for
+from dpclaims.analysis.validation import check_count, check_delta, check_probability
+from dpclaims.audits.capabilities import has_run, read_algorithm, read_mechanism
+from dpclaims.audits.mechanism import InvalidMechanismError, real_array, sensitivity_of
+
+#: Names of the three analyses (the ``method`` of each test).
+METHODS = {
+    "one-sided": "Steinke, Nasr & Jagielski 2023, Thm. 5.2: 'included' for the k highest "
+                 "scores",
+    "two-sided": "Steinke, Nasr & Jagielski 2023, Thm. 5.2: 'included' for the k highest "
+                 "and 'excluded' for the k lowest scores",
+    "f-DP (GDP)": "Mahloujifar, Melis & Chaudhuri 2024: the Gaussian trade-off curve G_mu, "
+                  "'included' for the k highest scores; epsilon of the mu-GDP mechanism at "
+                  "delta",
+}
+
+
+@dataclass(frozen=True)
+class OneRunCertificate:
+    """The certificates of n one-run audits, each over M pooled canaries.
+
+    Attributes
+    ----------
+    canaries : int
+        M, the canaries of one audit (all its runs pooled).
+    alpha : float
+        The audit's significance; each test is at ``alpha / n_tests``.
+    delta : float
+        The claim's delta.
+    k : ndarray (g,)
+        The guess counts of the grid.
+    one_sided, two_sided : ndarray (n, g)
+        Steinke et al.'s epsilon lower bounds (nats); two-sided NaN where 2k > M (not a test).
+    correct_one_sided, correct_two_sided : ndarray (n, g)
+        The correct guesses (r = k, resp. 2k guesses).
+    fdp_mu : ndarray (n, g) or None
+        The mu lower bounds of the f-DP analysis (None at delta = 0).
+    fdp_certifies : bool
+        The claim is Gaussian-DP (``claim_mu`` set): the f-DP tests are certificates and
+        spend alpha; otherwise they are estimates.
+    claim_mu : float or None
+        The claim's mu when it is Gaussian-DP.
+    """
+
+    canaries: int
+    alpha: float
+    delta: float
+    k: np.ndarray
+    one_sided: np.ndarray
+    two_sided: np.ndarray
+    correct_one_sided: np.ndarray
+    correct_two_sided: np.ndarray
+    fdp_mu: np.ndarray | None
+    fdp_certifies: bool
+    claim_mu: float | None
+
+    @property
+    def n_audits(self) -> int:
+        return self.one_sided.shape[0]
+
+    @property
+    def n_tests(self) -> int:
+        return n_tests(self.canaries, self.k, self.fdp_certifies)
+
+    def fdp_epsilon(self) -> np.ndarray:
+        """Per audit: epsilon at delta of the largest certified mu (0 without f-DP)."""
+        if self.fdp_mu is None:
+            return np.zeros(self.n_audits)
+        return np.array([gdp_epsilon(float(mu), self.delta) for mu in self.fdp_mu.max(axis=1)])
+
+    def snj(self, which: str = "both") -> np.ndarray:
+        """Per audit: the largest Steinke et al. bound, one-sided, two-sided or both."""
+        parts = {"one-sided": [self.one_sided], "two-sided": [self.two_sided],
+                 "both": [self.one_sided, self.two_sided]}[which]
+        return np.nanmax(np.concatenate(parts, axis=1), axis=1)
+
+    def epsilon_lower_bound(self) -> np.ndarray:
+        """Per audit (n,): the certificate, the largest bound of every test that spends
+        alpha (the f-DP ones only with a Gaussian-DP claim)."""
+        out = self.snj()
+        if self.fdp_certifies and self.fdp_mu is not None:
+            out = np.maximum(out, self.fdp_epsilon())
+        return out
+
+    def basis(self, runs: int = 1) -> str:
+        """The certificate's basis in words."""
+        pooled = (f"{runs} independent runs with independent inclusions pooled into one game "
+                  f"of {self.canaries} canaries" if runs > 1 else
+                  f"one run, {self.canaries} canaries")
+        fdp = ("; f-DP tests of the claim's Gaussian-DP curve (Mahloujifar et al. 2024)"
+               if self.fdp_certifies else
+               ("; the f-DP value tests mu-GDP, which this claim is not: an estimate"
+                if self.fdp_mu is not None else ""))
+        return (f"one-run audit (Steinke, Nasr & Jagielski 2023, Thm. 5.2), {pooled}, each "
+                f"included with probability 1/2 from a seeded stream; guess counts k in "
+                f"{list(map(int, self.k))} fixed by the number of canaries alone, one- and "
+                f"two-sided{fdp}; {self.n_tests} tests at alpha / {self.n_tests} each "
+                "(Bonferroni); finite-sample")
+
+    def row(self, i: int = 0, runs: int = 1) -> dict:
+        """Audit ``i`` as a JSON-ready dict (the numbers the verdict rests on)."""
+        best1 = int(np.argmax(self.one_sided[i]))
+        two = np.nan_to_num(self.two_sided[i], nan=-1.0)
+        best2 = int(np.argmax(two))
+        out = {"canaries": self.canaries, "runs": runs, "alpha": self.alpha,
+               "delta": self.delta, "tests": self.n_tests,
+               "guess_counts": [int(k) for k in self.k],
+               "epsilon_lower_bound": float(self.epsilon_lower_bound()[i]),
+               "one_sided": {"epsilon": float(self.one_sided[i, best1]),
+                             "k": int(self.k[best1]),
+                             "correct": int(self.correct_one_sided[i, best1])},
+               "two_sided": {"epsilon": float(max(0.0, two[best2])),
+                             "k_plus": int(self.k[best2]), "k_minus": int(self.k[best2]),
+                             "correct": int(self.correct_two_sided[i, best2])},
+               "basis": self.basis(runs)}
+        if self.fdp_mu is not None:
+            b = int(np.argmax(self.fdp_mu[i]))
+            out["f_dp"] = {"mu": float(self.fdp_mu[i, b]), "k": int(self.k[b]),
+                           "correct": int(self.correct_one_sided[i, b]),
+                           "epsilon": float(self.fdp_epsilon()[i]),
+                           "role": "certificate" if self.fdp_certifies else "estimate",
+                           "claim_mu": self.claim_mu}
+        return out
+
+
+def n_tests(canaries: int, k, fdp: bool) -> int:
+    """The tests of one audit of M = ``canaries``: one-sided per k of the grid ``k``,
+    two-sided per k with 2k <= M, f-DP per k when it certifies."""
+    k = np.asarray(k)
+    return int(k.size + np.sum(2 * k <= canaries) + (k.size if fdp else 0))
+
+
+def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
+                        claim_mu: float | None = None,
+                        fractions=GUESS_FRACTIONS) -> OneRunCertificate:
+    """The one-run certificates of n audits at once (module docstring).
+
+    Parameters
+    ----------
+    scores : array (n, M)
+        Canary scores of each audit (high: "included").
+    included : bool array (n, M)
+        The inclusions (S_i = +1).
+    delta : float
+        The claim's delta, in [0, 1).
+    alpha : float
+        Significance of each audit's certificate, in (0, 1).
+    claim_mu : float, optional
+        The claim's mu when it is Gaussian-DP: the f-DP tests certify (and spend alpha).
+        Without it they are estimates (computed when delta > 0).
+    fractions : sequence of float
+        :func:`~dpclaims.analysis.guessing_game.guess_grid`'s fractions.
+
+    Returns
+    -------
+    OneRunCertificate
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-finite scores, delta outside [0, 1), alpha outside (0, 1).
+    """
+    delta = check_delta(delta)
+    alpha = check_probability(alpha, "alpha")
+    s = np.asarray(scores, dtype=float)
+    if s.ndim != 2:
+        raise ValueError(f"scores must have shape (n, M), got {s.shape}")
+    m = s.shape[1]
+    k = guess_grid(m, fractions)
+    two = 2 * k <= m
+    fdp = delta > 0
+    certifies = fdp and claim_mu is not None
+    level = alpha / n_tests(m, k, certifies)
+    c1 = one_run_counts(s, included, k, np.zeros_like(k))
+    c2 = one_run_counts(s, included, np.where(two, k, 0), np.where(two, k, 0))
+    b1 = snj_epsilon_lower_bound(m, k[None, :], c1, delta, level)
+    b2 = np.where(two[None, :], snj_epsilon_lower_bound(m, np.where(two, 2 * k, 0)[None, :],
+                                                        c2, delta, level), np.nan)
+    mu = gdp_mu_lower_bound(m, k[None, :], c1, level) if fdp else None
+    return OneRunCertificate(m, alpha, delta, k, b1, b2, c1, c2, mu, certifies,
+                             claim_mu if certifies else None)
+
+
+def certificate_capacity(m: int, delta: float, alpha: float, claim_mu: float | None = None,
+                         fractions=GUESS_FRACTIONS) -> float:
+    """The largest certificate an audit of m canaries can give (every guess correct)."""
+    scores = np.arange(m, 0, -1, dtype=float)[None, :]
+    inc = np.zeros((1, m), bool)
+    inc[0, : m // 2] = True
+    # best case for every guesser of the grid: the top k all included, the bottom k excluded
+    return float(one_run_certificate(scores, inc, delta, alpha, claim_mu=claim_mu,
+                                     fractions=fractions).epsilon_lower_bound()[0])
+
+
+# --------------------------------------------------------------------------- the audit
+
+
+@dataclass(frozen=True)
+class OneRunAudit:
+    """The outcome of :func:`audit_one_run`: the certificate, what ran, and the claim."""
+
+    certificate: OneRunCertificate
+    kind: str          # "mechanism" or "algorithm"
+    canaries_per_run: int
+    runs: int
+    claimed_epsilon: float
+    statistic: str
+
+    @property
+    def epsilon_lower_bound(self) -> float:
+        return float(self.certificate.epsilon_lower_bound()[0])
+
+    @property
+    def refutes_claim(self) -> bool:
+        return self.epsilon_lower_bound > self.claimed_epsilon
+
+    def capacity(self) -> float:
+        c = self.certificate
+        return certificate_capacity(c.canaries, c.delta, c.alpha, c.claim_mu)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "canaries_per_run": self.canaries_per_run,
+                "runs": self.runs, "statistic": self.statistic,
+                "claimed_epsilon": self.claimed_epsilon,
+                **self.certificate.row(0, self.runs)}
+
+
+def inclusions(m: int, runs: int, seed: int) -> np.ndarray:
+    """The inclusions (runs, m) of an audit: independent fair coins from
+    ``rng_for(seed, "one-run", "inclusions")`` (bool)."""
+    return rng_for(seed, "one-run", "inclusions").random((runs, m)) < 0.5
+
+
+def offers_gradient_canaries(obj) -> bool:
+    """True when ``obj`` is an algorithm with :class:`~dpclaims.audits.capabilities.
+    HasGradientCanaries` (callable hooks and at least one slot)."""
+    if not has_run(obj):
+        return False
+    caps = read_algorithm(obj)
+    slots = caps.gradient_canary_slots
+    return (caps.run_gradient_canaries is not None
+            and caps.gradient_canary_coordinates is not None
+            and isinstance(slots, (int, np.integer)) and slots >= 1)
+
+
+def audit_one_run(obj, m: int, *, runs: int = 1, alpha: float = 0.05, seed: int = 0,
+                  fractions=GUESS_FRACTIONS) -> OneRunAudit:
+    """One-run audit of a mechanism or an algorithm with m Dirac canaries (module docstring).
+
+    Parameters
+    ----------
+    obj : mechanism or algorithm
+        A mechanism with ``release`` and a claimed ``sensitivity`` whose data are vector
+        records (a sum query), or an algorithm with the gradient-canary capability
+        (:class:`~dpclaims.audits.capabilities.HasGradientCanaries`).
+    m : int
+        Canaries per run (>= 2; at most the algorithm's ``gradient_canary_slots``).
+    runs : int
+        Independent runs, pooled (an algorithm only; a mechanism runs once).
+    alpha : float
+        Significance of the certificate, in (0, 1).
+    seed : int
+        Seeds the inclusions (``rng_for(seed, "one-run", "inclusions")``) and the run
+        (``rng_for(seed, "one-run", "run")``).
+    fractions : sequence of float
+        The guess grid's fractions.
+
+    Returns
+    -------
+    OneRunAudit
+
+    Raises
+    ------
+    InvalidMechanismError
+        A mechanism without a sensitivity, an algorithm without the capability or with
+        fewer slots than m, an output of the wrong shape or with non-finite values.
+    ValueError
+        m < 2, runs < 1, runs > 1 for a mechanism, alpha outside (0, 1).
+    """
+    m = check_count(m, "m", minimum=2)
+    runs = check_count(runs, "runs")
+    alpha = check_probability(alpha, "alpha")
+    inc = inclusions(m, runs, seed)
+    rng = rng_for(seed, "one-run", "run")
+    if has_run(obj):
+        alg = read_algorithm(obj)
+        scores, statistic = _algorithm_scores(alg, inc, rng)
+        claim, kind = alg.claim, "algorithm"
+    else:
+        if runs != 1:
+            raise ValueError(f"a mechanism's one-run audit runs it once (runs = 1), got "
+                             f"runs = {runs}")
+        mech = read_mechanism(obj)
+        scores = _mechanism_scores(mech, inc[0], rng)[None, :]
+        statistic = "coordinate i of the release"
+        claim, kind = mech.claim, "mechanism"
+    mu = gdp_mu_of_event(claim.dp_event) if claim.dp_event is not None else None
+    if mu is not None and not math.isfinite(mu):
+        mu = None
+    cert = one_run_certificate(scores.reshape(1, -1), inc.reshape(1, -1), claim.delta, alpha,
+                               claim_mu=mu, fractions=fractions)
+    return OneRunAudit(cert, kind, m, runs, float(claim.epsilon), statistic)
+
+
+def vector_sum(data) -> np.ndarray:
+    """The sum query of vector records: ``data`` (rows, m) -> (m,) (zeros for no rows)."""
+    d = np.asarray(data, dtype=float)
+    if d.ndim != 2:
+        raise ValueError(f"data must be vector records of shape (rows, m), got {d.shape}")
+    return d.sum(axis=0)
+
+
+def dirac_dataset(included: np.ndarray, sensitivity: float, relation: str) -> np.ndarray:
+    """The records of a mechanism's one-run audit (module docstring): (rows, m).
+
+    add-remove: the rows Delta e_i of the included canaries; replace-one: all m rows,
+    +-(Delta/2) e_i by inclusion."""
+    inc = np.asarray(included, bool)
+    m = inc.size
+    if relation == "add-remove":
+        idx = np.flatnonzero(inc)
+        data = np.zeros((idx.size, m))
+        data[np.arange(idx.size), idx] = sensitivity
+        return data
+    return np.diag(np.where(inc, 0.5, -0.5) * sensitivity)
+
+
+def _mechanism_scores(mech, included: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    sens = sensitivity_of(mech)
+    if sens is None:
+        raise InvalidMechanismError(f"mechanism {mech.name!r} states no `sensitivity`: a "
+                                    "one-run audit scales its Dirac canaries to it")
+    data = dirac_dataset(included, float(sens.value), mech.claim.relation)
+    out = real_array(mech.release(data, rng, 1),
+                     f"mechanism {mech.name!r}: release(data, rng, 1)")
+    if out.shape != (1, included.size):
+        raise InvalidMechanismError(
+            f"mechanism {mech.name!r}: a one-run audit with m = {included.size} Dirac "
+            f"canaries needs a release of shape (1, {included.size}) (a sum query of the "
+            f"vector records), got {out.shape}")
+    return out[0]
+
+
+def _algorithm_scores(alg, included: np.ndarray, rng: np.random.Generator):
+    if not offers_gradient_canaries(alg):
+        raise InvalidMechanismError(
+            f"algorithm {alg.name!r} does not take Dirac gradient canaries "
+            "(`run_gradient_canaries`, `gradient_canary_coordinates` and "
+            "`gradient_canary_slots` >= 1): no one-run audit")
+    runs, m = included.shape
+    if m > alg.gradient_canary_slots:
+        raise InvalidMechanismError(f"algorithm {alg.name!r} has room for "
+                                    f"{alg.gradient_canary_slots} gradient canaries, asked "
+                                    f"for m = {m}")
+    signs = np.where(included, 1.0, -1.0 if alg.claim.relation == "replace-one" else 0.0)
+    out = real_array(alg.run_gradient_canaries(alg.data, rng, signs),
+                     f"algorithm {alg.name!r}: run_gradient_canaries(data, rng, signs)")
+    coords = np.asarray(alg.gradient_canary_coordinates(m))
+    if coords.shape != (m,) or not np.issubdtype(coords.dtype, np.integer):
+        raise InvalidMechanismError(f"algorithm {alg.name!r}: gradient_canary_coordinates("
+                                    f"{m}) must be {m} integers, got {coords!r:.80}")
+    if out.shape[0] != runs:
+        raise InvalidMechanismError(f"algorithm {alg.name!r}: run_gradient_canaries must "
+                                    f"return (R = {runs}, ...), got {out.shape}")
+    if alg.threat_model == "full-trace":
+        if out.ndim != 3:
+            raise InvalidMechanismError(f"algorithm {alg.name!r} declares a full trace: "
+                                        f"(R, S, k) expected, got {out.shape}")
+        up = out if alg.updates is None else real_array(
+            alg.updates(out), f"algorithm {alg.name!r}: updates(releases)")
+        return up[:, :, coords].sum(axis=1) / float(alg.clip), \
+            "sum over steps of <update_s, e_j(i)> / C (the multi-run audit's trace projection)"
+    flat = out.reshape(runs, -1)
+    return flat[:, coords], "coordinate j(i) of the final output"
