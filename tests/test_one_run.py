@@ -205,3 +205,84 @@ def test_audit_one_run_rejects_what_it_cannot_audit():
 def test_capacity_bounds_every_certificate():
     cap = certificate_capacity(100, 1e-5, 0.05)
     assert 0 < cap < 5
+
+
+# ----------------------------------------------------------------- algorithms: DPVI
+
+
+def _dpvi(m: int, **kw):
+    from dpclaims.algorithms.dpvi.whole_run import DPVIRun
+
+    return DPVIRun(dim=2 + m, canary_slots=m, steps=10, noise_multiplier=4.0, **kw)
+
+
+def test_dpvi_gradient_canaries_are_dirac_in_their_coordinates():
+    alg = _dpvi(3, threat_model="full-trace", sampling_rate=0.5)
+    signs = np.array([[1.0, 0.0, -1.0]])
+    rng = np.random.default_rng(0)
+    with_c = alg.run_gradient_canaries(alg.data, rng, np.repeat(signs, 4000, axis=0))
+    z = with_c[:, :, alg.gradient_canary_coordinates(3)].sum(axis=1) / alg.clip
+    # each step adds sign C with probability q = 0.5 over T = 10 steps: mean 5 sign (up to
+    # the prior's 1/N share); noise sd sigma sqrt(T) = 12.6, 4000 runs: se 0.2
+    np.testing.assert_allclose(z.mean(axis=0), [5.0, 0.0, -5.0], atol=1.0)
+    # the run's shape is run()'s: (R, T, k)
+    plain = alg.run_gradient_canaries(alg.data, np.random.default_rng(1), np.zeros((2, 3)))
+    assert plain.shape == alg.run(alg.data, np.random.default_rng(1), 2).shape == (2, 10, 5)
+    with pytest.raises(ValueError, match="room for 3"):
+        alg.gradient_canary_coordinates(4)
+    with pytest.raises(ValueError, match="signs"):
+        alg.run_gradient_canaries(alg.data, rng, np.full((1, 3), 2.0))
+
+
+def test_dpvi_one_run_refutes_the_planted_bug_in_one_run_and_not_the_correct_one():
+    """noise std sigma * 0.25 instead of sigma * C (C = 1): one run, 1000 canaries, refuted
+    (2.40 > claimed 1.665 at seed 0); the correct run certifies 0.48, far below."""
+    bug = audit_one_run(_dpvi(1000, noise_clip=0.25), 1000, seed=0)
+    assert bug.refutes_claim, bug.to_dict()
+    assert bug.to_dict()["f_dp"]["role"] == "estimate"    # Poisson-subsampled: not GDP
+    good = audit_one_run(_dpvi(1000), 1000, seed=0)
+    assert not good.refutes_claim
+    assert good.epsilon_lower_bound < bug.epsilon_lower_bound
+
+
+def test_pooled_runs_count_every_canary():
+    a = audit_one_run(_dpvi(50), 50, runs=4, seed=2)
+    d = a.to_dict()
+    assert d["canaries"] == 200 and d["runs"] == 4
+    assert "4 independent runs" in d["basis"]
+
+
+def test_algorithm_without_the_capability_is_refused():
+    from dpclaims.algorithms.dpvi.whole_run import DPVIRun
+
+    with pytest.raises(InvalidMechanismError, match="Dirac gradient canaries"):
+        audit_one_run(DPVIRun(), 10)
+    with pytest.raises(InvalidMechanismError, match="room for 5"):
+        audit_one_run(_dpvi(5), 10)
+
+
+# ----------------------------------------------------------------- check-variant --one-run
+
+
+@pytest.mark.parametrize("example, code, verdict", [
+    ("dpvi_one_run_noise_not_rescaled", 1, "refuted"),
+    ("dpvi_aligned", 3, "not-checkable"),          # no gradient-canary slots
+])
+def test_check_variant_one_run(tmp_path, example, code, verdict):
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from dpclaims.cli import main
+
+    examples = Path(__file__).resolve().parents[1] / "examples" / "algorithms.py"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["check-variant", f"{examples}:{example}", "--out",
+                                       str(out), "--max-examples", "10", "--one-run", "1000"])
+    assert result.exit_code == code, result.output
+    data = json.loads((out / "results.json").read_text())
+    text = json.dumps(data)
+    assert "whole-run-audit" not in text and "one-run-audit" in text
+    assert f'"{verdict}"' in text
+    assert '"one_run": 1000' in text

@@ -345,7 +345,7 @@ def audit_one_run(obj, m: int, *, runs: int = 1, alpha: float = 0.05, seed: int 
     rng = rng_for(seed, "one-run", "run")
     if has_run(obj):
         alg = read_algorithm(obj)
-        scores, statistic = _algorithm_scores(alg, inc, rng)
+        scores, statistic = algorithm_canary_scores(alg, inc, rng)
         claim, kind = alg.claim, "algorithm"
     else:
         if runs != 1:
@@ -402,7 +402,28 @@ def _mechanism_scores(mech, included: np.ndarray, rng: np.random.Generator) -> n
     return out[0]
 
 
-def _algorithm_scores(alg, included: np.ndarray, rng: np.random.Generator):
+def algorithm_canary_scores(alg, included: np.ndarray, rng: np.random.Generator):
+    """Runs of ``alg`` with Dirac gradient canaries and their scores (module docstring).
+
+    Parameters
+    ----------
+    alg : algorithm with :class:`~dpclaims.audits.capabilities.HasGradientCanaries`
+    included : bool array (R, m)
+        Canary i of run r included (add-remove: +C e_j(i), else absent; replace-one: +C
+        e_j(i), else -C e_j(i)).
+    rng : numpy Generator
+
+    Returns
+    -------
+    (ndarray (R, m), str)
+        The scores and the statistic's description.
+
+    Raises
+    ------
+    InvalidMechanismError
+        No capability, too few slots, outputs of the wrong shape or not finite.
+    """
+    alg = read_algorithm(alg)
     if not offers_gradient_canaries(alg):
         raise InvalidMechanismError(
             f"algorithm {alg.name!r} does not take Dirac gradient canaries "
