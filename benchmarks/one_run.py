@@ -11,11 +11,14 @@ Table 1, for m = 100, 1,000, 10,000 canaries (``--quick``: 100 and 1,000) on
   C = 1, claimed epsilon from dp_accounting's PLD) with m Dirac gradient canaries in one
   run, scored by the full-trace statistic sum_s <update_s, e_j> / C.
 
-For each seed: our certificate's parts on the scores of one audit, each at alpha / (its
-number of tests) (:mod:`dpclaims.audits.one_run`): the one-sided and two-sided Steinke et
-al. bounds and the f-DP (GDP) bound (a certificate for the Gaussian mechanism, whose claim
-is Gaussian-DP; an estimate for DPVI, whose Poisson-subsampled claim is not), and the
-certificate (their largest where each is a certificate). Beside them, on the same scores,
+For each seed: our certificate's parts on the scores of one audit (the default strategy
+"split": 20 % of the canaries choose each analysis' guess count, the other 80 % are the
+game; each analysis one test at alpha / (number of tests); :mod:`dpclaims.audits.one_run`):
+the one-sided and two-sided Steinke et al. bounds and the f-DP (GDP) bound (a certificate
+for the Gaussian mechanism, whose claim is Gaussian-DP; an estimate for DPVI, whose
+Poisson-subsampled claim is not), the certificate (their largest where each is a
+certificate), and ``grid``: the certificate of the other strategy (every k of a grid of 8
+fractions of m, 24 tests, on all canaries). Beside them, on the same scores,
 jax_privacy 2.0's ``CanaryScoreAuditor(in_scores, out_scores).epsilon_one_run(alpha,
 delta)`` and ``.epsilon_one_run_fdp(alpha, delta)`` (its default threshold strategy,
 Bonferroni over its thresholds), run in its own venv (``.venv-jaxpriv``: ``python -m venv
@@ -101,9 +104,10 @@ def audit_scores(setting: str, m: int, seed: int):
     else:
         scores, _ = algorithm_canary_scores(obj, inc, rng_for(seed, "one-run", "run"))
     mu = a.certificate.claim_mu
-    cert = one_run_certificate(scores, inc, DELTA, ALPHA, claim_mu=mu)
+    cert = one_run_certificate(scores, inc, DELTA, ALPHA, claim_mu=mu, seed=seed)
     assert float(cert.epsilon_lower_bound()[0]) == a.epsilon_lower_bound  # the same scores
-    return scores, inc, cert, obj.claim.epsilon
+    grid = one_run_certificate(scores, inc, DELTA, ALPHA, claim_mu=mu, strategy="grid")
+    return scores, inc, cert, grid, obj.claim.epsilon
 
 
 def jax_privacy_bounds(scores: np.ndarray, included: np.ndarray) -> np.ndarray | None:
@@ -122,7 +126,7 @@ def table1(ms, seeds: int) -> None:
     print(f"Table 1: one-run bounds on the same scores, alpha {ALPHA}, delta {DELTA:g}, "
           f"{seeds} seeds (medians; min ratio over seeds)")
     head = (f"{'setting':10} {'m':>6} {'claim':>6} | {'ours 1-sided':>12} {'2-sided':>8} "
-            f"{'f-DP':>8} {'certificate':>11} | {'jax 1-sided':>11} {'jax f-DP':>8} | "
+            f"{'f-DP':>8} {'certificate':>11} {'grid':>6} | {'jax 1-sided':>11} {'jax f-DP':>8} | "
             f"{'min ratio 1s':>12} {'min ratio cert':>14} | {'s ours':>6} {'s jax':>6}")
     print(head)
     print("-" * len(head))
@@ -131,10 +135,11 @@ def table1(ms, seeds: int) -> None:
             rows, scores_all, inc_all = [], [], []
             t0 = time.perf_counter()
             for seed in range(seeds):
-                scores, inc, cert, claim = audit_scores(setting, m, seed)
+                scores, inc, cert, grid, claim = audit_scores(setting, m, seed)
                 fdp = float(cert.fdp_epsilon()[0])
                 rows.append([float(cert.snj("one-sided")[0]), float(cert.snj("two-sided")[0]),
-                             fdp, float(cert.epsilon_lower_bound()[0])])
+                             fdp, float(cert.epsilon_lower_bound()[0]),
+                             float(grid.epsilon_lower_bound()[0])])
                 scores_all.append(scores[0])
                 inc_all.append(inc[0])
             t_ours = time.perf_counter() - t0
@@ -153,7 +158,8 @@ def table1(ms, seeds: int) -> None:
                     ratio_c = float(np.min(r[:, 3] / best_theirs))
             fdp_note = "" if setting == "gaussian" else "*"
             print(f"{setting:10} {m:>6} {claim:>6.3g} | {med[0]:>12.3f} {med[1]:>8.3f} "
-                  f"{med[2]:>7.3f}{fdp_note or ' '} {med[3]:>11.3f} | {j1:>11.3f} {jf:>8.3f} | "
+                  f"{med[2]:>7.3f}{fdp_note or ' '} {med[3]:>11.3f} {med[4]:>6.3f} | "
+                  f"{j1:>11.3f} {jf:>8.3f} | "
                   f"{ratio1:>12.3f} {ratio_c:>14.3f} | {t_ours:>6.1f} {t_jax:>6.1f}")
             sys.stdout.flush()
     print("* an estimate: DPVI's Poisson-subsampled claim is not Gaussian-DP, so the f-DP "

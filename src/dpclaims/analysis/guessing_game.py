@@ -373,8 +373,9 @@ def one_run_counts(scores, included, k_plus, k_minus) -> np.ndarray:
         by the canary's index (a function of the output alone).
     included : bool array (n, m)
         Which canaries were included (S_i = +1).
-    k_plus, k_minus : int arrays (g,)
-        The guess counts of each of g guessers, k+ + k- <= m.
+    k_plus, k_minus : int arrays (g,) or (n, g)
+        The guess counts of each of g guessers (the same in every audit, or per audit),
+        k+ + k- <= m.
 
     Returns
     -------
@@ -395,15 +396,19 @@ def one_run_counts(scores, included, k_plus, k_minus) -> np.ndarray:
         raise ValueError(f"included must be a bool array, got dtype {inc.dtype}")
     if not np.all(np.isfinite(s)):
         raise ValueError("scores contain NaN or infinite values")
-    kp = np.atleast_1d(np.asarray(k_plus, dtype=np.int64))
-    km = np.atleast_1d(np.asarray(k_minus, dtype=np.int64))
-    m = s.shape[1]
-    if kp.shape != km.shape or np.any(kp < 0) or np.any(km < 0) or np.any(kp + km > m):
-        raise ValueError(f"k_plus and k_minus must be counts of the same length with "
+    n, m = s.shape
+    kp, km = np.broadcast_arrays(np.atleast_1d(np.asarray(k_plus, dtype=np.int64)),
+                                 np.atleast_1d(np.asarray(k_minus, dtype=np.int64)))
+    if kp.ndim == 1:
+        kp, km = np.broadcast_to(kp, (n, kp.size)), np.broadcast_to(km, (n, km.size))
+    if kp.ndim != 2 or kp.shape[0] != n or np.any(kp < 0) or np.any(km < 0) \
+            or np.any(kp + km > m):
+        raise ValueError(f"k_plus and k_minus must be counts (g,) or (n, g) with "
                          f"k+ + k- <= m = {m}")
     order = np.argsort(-s, axis=1, kind="stable")          # highest first
     inc_sorted = np.take_along_axis(inc, order, axis=1).astype(np.int64)
-    top = np.concatenate([np.zeros((s.shape[0], 1), np.int64),
+    top = np.concatenate([np.zeros((n, 1), np.int64),
                           np.cumsum(inc_sorted, axis=1)], axis=1)   # included among top j
-    bottom_excluded = km[None, :] - (top[:, -1:] - top[:, m - km])   # excluded among last k-
-    return top[:, kp] + bottom_excluded
+    included_top = np.take_along_axis(top, kp, axis=1)
+    included_bottom = top[:, -1:] - np.take_along_axis(top, m - km, axis=1)
+    return included_top + km - included_bottom

@@ -80,37 +80,48 @@ METHODS = {
 class OneRunCertificate:
     """The certificates of n one-run audits, each over M pooled canaries.
 
+    Per analysis (one-sided, two-sided, f-DP) and audit, the guess count k that was tested,
+    its correct guesses and its bound; each analysis is one test per k it tests
+    (``strategy="split"``: one k, chosen on the selection canaries; ``"grid"``: every k of
+    the grid, the largest bound kept), each test at ``alpha / n_tests``.
+
     Attributes
     ----------
     canaries : int
         M, the canaries of one audit (all its runs pooled).
-    alpha : float
-        The audit's significance; each test is at ``alpha / n_tests``.
-    delta : float
-        The claim's delta.
-    k : ndarray (g,)
-        The guess counts of the grid.
-    one_sided, two_sided : ndarray (n, g)
-        Steinke et al.'s epsilon lower bounds (nats); two-sided NaN where 2k > M (not a test).
-    correct_one_sided, correct_two_sided : ndarray (n, g)
-        The correct guesses (r = k, resp. 2k guesses).
-    fdp_mu : ndarray (n, g) or None
-        The mu lower bounds of the f-DP analysis (None at delta = 0).
+    test_canaries : int
+        The canaries the bounds are computed on (M less the selection canaries).
+    strategy : {"split", "grid"}
+    n_tests : int
+        Tests that spend alpha (Bonferroni).
+    alpha, delta : float
+        The audit's significance and the claim's delta.
+    k_one, correct_one, one_sided : ndarray (n,)
+        One-sided: k "included" guesses, the correct ones, Steinke et al.'s bound (nats).
+    k_two, correct_two, two_sided : ndarray (n,)
+        Two-sided: k "included" and k "excluded" guesses (2k in all).
+    k_fdp, correct_fdp, fdp_mu : ndarray (n,) or None
+        The f-DP analysis (one-sided guesses): the mu lower bound (None at delta = 0).
     fdp_certifies : bool
-        The claim is Gaussian-DP (``claim_mu`` set): the f-DP tests are certificates and
-        spend alpha; otherwise they are estimates.
+        The claim is Gaussian-DP (``claim_mu``): the f-DP test is a certificate and spends
+        alpha; otherwise an estimate (computed at the same level).
     claim_mu : float or None
-        The claim's mu when it is Gaussian-DP.
     """
 
     canaries: int
+    test_canaries: int
+    strategy: str
+    n_tests: int
     alpha: float
     delta: float
-    k: np.ndarray
+    k_one: np.ndarray
+    correct_one: np.ndarray
     one_sided: np.ndarray
+    k_two: np.ndarray
+    correct_two: np.ndarray
     two_sided: np.ndarray
-    correct_one_sided: np.ndarray
-    correct_two_sided: np.ndarray
+    k_fdp: np.ndarray | None
+    correct_fdp: np.ndarray | None
     fdp_mu: np.ndarray | None
     fdp_certifies: bool
     claim_mu: float | None
@@ -119,25 +130,20 @@ class OneRunCertificate:
     def n_audits(self) -> int:
         return self.one_sided.shape[0]
 
-    @property
-    def n_tests(self) -> int:
-        return n_tests(self.canaries, self.k, self.fdp_certifies)
-
     def fdp_epsilon(self) -> np.ndarray:
-        """Per audit: epsilon at delta of the largest certified mu (0 without f-DP)."""
+        """Per audit: epsilon at delta of the certified mu (0 without f-DP)."""
         if self.fdp_mu is None:
             return np.zeros(self.n_audits)
-        return np.array([gdp_epsilon(float(mu), self.delta) for mu in self.fdp_mu.max(axis=1)])
+        return np.array([gdp_epsilon(float(mu), self.delta) for mu in self.fdp_mu])
 
     def snj(self, which: str = "both") -> np.ndarray:
-        """Per audit: the largest Steinke et al. bound, one-sided, two-sided or both."""
-        parts = {"one-sided": [self.one_sided], "two-sided": [self.two_sided],
-                 "both": [self.one_sided, self.two_sided]}[which]
-        return np.nanmax(np.concatenate(parts, axis=1), axis=1)
+        """Per audit: Steinke et al.'s bound, one-sided, two-sided or the larger."""
+        return {"one-sided": self.one_sided, "two-sided": self.two_sided,
+                "both": np.maximum(self.one_sided, self.two_sided)}[which]
 
     def epsilon_lower_bound(self) -> np.ndarray:
-        """Per audit (n,): the certificate, the largest bound of every test that spends
-        alpha (the f-DP ones only with a Gaussian-DP claim)."""
+        """Per audit (n,): the certificate, the largest bound of the tests that spend
+        alpha (the f-DP one only with a Gaussian-DP claim)."""
         out = self.snj()
         if self.fdp_certifies and self.fdp_mu is not None:
             out = np.maximum(out, self.fdp_epsilon())
@@ -148,52 +154,77 @@ class OneRunCertificate:
         pooled = (f"{runs} independent runs with independent inclusions pooled into one game "
                   f"of {self.canaries} canaries" if runs > 1 else
                   f"one run, {self.canaries} canaries")
-        fdp = ("; f-DP tests of the claim's Gaussian-DP curve (Mahloujifar et al. 2024)"
+        if self.strategy == "split":
+            how = (f"guess counts chosen on {self.canaries - self.test_canaries} selection "
+                   f"canaries (their inclusions fixed, the game is the other "
+                   f"{self.test_canaries}'s)")
+        else:
+            how = "guess counts from a grid fixed by the number of canaries alone"
+        fdp = ("; the f-DP test of the claim's Gaussian-DP curve (Mahloujifar et al. 2024)"
                if self.fdp_certifies else
                ("; the f-DP value tests mu-GDP, which this claim is not: an estimate"
                 if self.fdp_mu is not None else ""))
         return (f"one-run audit (Steinke, Nasr & Jagielski 2023, Thm. 5.2), {pooled}, each "
-                f"included with probability 1/2 from a seeded stream; guess counts k in "
-                f"{list(map(int, self.k))} fixed by the number of canaries alone, one- and "
-                f"two-sided{fdp}; {self.n_tests} tests at alpha / {self.n_tests} each "
-                "(Bonferroni); finite-sample")
+                f"included with probability 1/2 from a seeded stream; {how}; one- and "
+                f"two-sided guesses{fdp}; {self.n_tests} tests at alpha / {self.n_tests} "
+                "each (Bonferroni); finite-sample")
 
     def row(self, i: int = 0, runs: int = 1) -> dict:
         """Audit ``i`` as a JSON-ready dict (the numbers the verdict rests on)."""
-        best1 = int(np.argmax(self.one_sided[i]))
-        two = np.nan_to_num(self.two_sided[i], nan=-1.0)
-        best2 = int(np.argmax(two))
-        out = {"canaries": self.canaries, "runs": runs, "alpha": self.alpha,
+        out = {"canaries": self.canaries, "test_canaries": self.test_canaries,
+               "strategy": self.strategy, "runs": runs, "alpha": self.alpha,
                "delta": self.delta, "tests": self.n_tests,
-               "guess_counts": [int(k) for k in self.k],
                "epsilon_lower_bound": float(self.epsilon_lower_bound()[i]),
-               "one_sided": {"epsilon": float(self.one_sided[i, best1]),
-                             "k": int(self.k[best1]),
-                             "correct": int(self.correct_one_sided[i, best1])},
-               "two_sided": {"epsilon": float(max(0.0, two[best2])),
-                             "k_plus": int(self.k[best2]), "k_minus": int(self.k[best2]),
-                             "correct": int(self.correct_two_sided[i, best2])},
+               "one_sided": {"epsilon": float(self.one_sided[i]), "k": int(self.k_one[i]),
+                             "correct": int(self.correct_one[i])},
+               "two_sided": {"epsilon": float(self.two_sided[i]),
+                             "k_plus": int(self.k_two[i]), "k_minus": int(self.k_two[i]),
+                             "correct": int(self.correct_two[i])},
                "basis": self.basis(runs)}
         if self.fdp_mu is not None:
-            b = int(np.argmax(self.fdp_mu[i]))
-            out["f_dp"] = {"mu": float(self.fdp_mu[i, b]), "k": int(self.k[b]),
-                           "correct": int(self.correct_one_sided[i, b]),
+            out["f_dp"] = {"mu": float(self.fdp_mu[i]), "k": int(self.k_fdp[i]),
+                           "correct": int(self.correct_fdp[i]),
                            "epsilon": float(self.fdp_epsilon()[i]),
                            "role": "certificate" if self.fdp_certifies else "estimate",
                            "claim_mu": self.claim_mu}
         return out
 
 
-def n_tests(canaries: int, k, fdp: bool) -> int:
-    """The tests of one audit of M = ``canaries``: one-sided per k of the grid ``k``,
-    two-sided per k with 2k <= M, f-DP per k when it certifies."""
-    k = np.asarray(k)
-    return int(k.size + np.sum(2 * k <= canaries) + (k.size if fdp else 0))
+#: How the guess counts are fixed: "split" (default), on a fraction of the canaries set
+#: apart (:data:`SELECTION_FRACTION`), or "grid", every k of a grid fixed by m.
+STRATEGIES = ("split", "grid")
+#: The share of canaries that choose the guess counts under ``strategy="split"``.
+SELECTION_FRACTION = 0.2
+#: Candidate guess counts on the selection canaries: this many, geometric from 1 to half.
+SELECTION_CANDIDATES = 40
+
+
+def _analyses(s, inc, ks_one, ks_two, ks_fdp, delta: float, level: float, fdp: bool):
+    """The three analyses at guess counts ``ks_*`` ((g,) for every audit, or (n, g) per
+    audit; 0: no test) at ``level``; per audit the largest bound: dict name -> (bound (n,),
+    k (n,), correct (n,)) ("fdp": the mu bound; only with ``fdp``)."""
+    n, m = s.shape
+    rows = np.arange(n)
+    out = {}
+    for name, ks in (("one", ks_one), ("two", ks_two), ("fdp", ks_fdp if fdp else None)):
+        if ks is None:
+            continue
+        ks = np.broadcast_to(np.asarray(ks, dtype=np.int64), (n, np.shape(ks)[-1]))
+        two = name == "two"
+        c = one_run_counts(s, inc, ks, ks if two else np.zeros_like(ks))
+        r = 2 * ks if two else ks
+        if name == "fdp":
+            b = np.where(r > 0, gdp_mu_lower_bound(m, r, c, level), 0.0)
+        else:
+            b = np.where(r > 0, snj_epsilon_lower_bound(m, r, c, delta, level), 0.0)
+        j = np.argmax(b, axis=1)
+        out[name] = (b[rows, j], ks[rows, j], c[rows, j])
+    return out
 
 
 def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
-                        claim_mu: float | None = None,
-                        fractions=GUESS_FRACTIONS) -> OneRunCertificate:
+                        claim_mu: float | None = None, strategy: str = "split",
+                        seed: int = 0, fractions=GUESS_FRACTIONS) -> OneRunCertificate:
     """The one-run certificates of n audits at once (module docstring).
 
     Parameters
@@ -207,10 +238,22 @@ def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
     alpha : float
         Significance of each audit's certificate, in (0, 1).
     claim_mu : float, optional
-        The claim's mu when it is Gaussian-DP: the f-DP tests certify (and spend alpha).
-        Without it they are estimates (computed when delta > 0).
+        The claim's mu when it is Gaussian-DP: the f-DP test certifies (and spends alpha).
+        Without it the f-DP value is an estimate (computed when delta > 0).
+    strategy : {"split", "grid"}
+        "split" (default): a random :data:`SELECTION_FRACTION` of the canaries (from
+        ``rng_for(seed, "one-run", "selection")``, the same columns in every audit) choose,
+        per audit and analysis, the fraction of guesses with the largest bound among
+        :data:`SELECTION_CANDIDATES` counts; the other canaries are the game: one test per
+        analysis, k = that fraction of them. Conditional on the selection canaries'
+        inclusions, the others' are still independent fair coins and the algorithm is
+        (eps, delta)-DP in each, so Thm. 5.2 holds for them with m their number. "grid":
+        every k of :func:`~dpclaims.analysis.guessing_game.guess_grid` (``fractions`` of
+        M) is a test on all M canaries.
+    seed : int
+        Seeds the selection split.
     fractions : sequence of float
-        :func:`~dpclaims.analysis.guessing_game.guess_grid`'s fractions.
+        The grid's fractions (``strategy="grid"``).
 
     Returns
     -------
@@ -219,38 +262,70 @@ def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
     Raises
     ------
     ValueError
-        Shapes that differ, non-finite scores, delta outside [0, 1), alpha outside (0, 1).
+        Shapes that differ, non-finite scores, delta outside [0, 1), alpha outside (0, 1),
+        an unknown strategy, fewer than 10 canaries for "split".
     """
     delta = check_delta(delta)
     alpha = check_probability(alpha, "alpha")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     s = np.asarray(scores, dtype=float)
-    if s.ndim != 2:
-        raise ValueError(f"scores must have shape (n, M), got {s.shape}")
+    inc = np.asarray(included)
+    if s.ndim != 2 or inc.shape != s.shape:
+        raise ValueError(f"scores and included must both have shape (n, M); got {s.shape} "
+                         f"and {inc.shape}")
     m = s.shape[1]
-    k = guess_grid(m, fractions)
-    two = 2 * k <= m
     fdp = delta > 0
     certifies = fdp and claim_mu is not None
-    level = alpha / n_tests(m, k, certifies)
-    c1 = one_run_counts(s, included, k, np.zeros_like(k))
-    c2 = one_run_counts(s, included, np.where(two, k, 0), np.where(two, k, 0))
-    b1 = snj_epsilon_lower_bound(m, k[None, :], c1, delta, level)
-    b2 = np.where(two[None, :], snj_epsilon_lower_bound(m, np.where(two, 2 * k, 0)[None, :],
-                                                        c2, delta, level), np.nan)
-    mu = gdp_mu_lower_bound(m, k[None, :], c1, level) if fdp else None
-    return OneRunCertificate(m, alpha, delta, k, b1, b2, c1, c2, mu, certifies,
-                             claim_mu if certifies else None)
+    if strategy == "grid":
+        k = guess_grid(m, fractions)
+        ok = 2 * k <= m
+        tests = n_tests(m, k, certifies)
+        got = _analyses(s, inc, k, np.where(ok, k, 0), k, delta, alpha / tests, fdp)
+        m_test = m
+    else:
+        if m < 10:
+            raise ValueError(f"strategy 'split' needs at least 10 canaries, got M = {m}")
+        sel = rng_for(seed, "one-run", "selection").permutation(m) < round(
+            SELECTION_FRACTION * m)
+        s1, i1, s2, i2 = s[:, sel], inc[:, sel], s[:, ~sel], inc[:, ~sel]
+        m1, m_test = s1.shape[1], s2.shape[1]
+        tests = 2 + (1 if certifies else 0)
+        level = alpha / tests
+        cand = np.unique(np.rint(np.geomspace(1, max(1, m1 // 2),
+                                              SELECTION_CANDIDATES)).astype(np.int64))
+        chosen = _analyses(s1, i1, cand, cand, cand, delta, level, fdp)
+
+        def scaled(k1):
+            return np.maximum(1, np.rint(k1 / m1 * m_test)).astype(np.int64)[:, None]
+
+        k_two = np.minimum(scaled(chosen["two"][1]), m_test // 2)
+        got = _analyses(s2, i2, scaled(chosen["one"][1]), k_two,
+                        scaled(chosen["fdp"][1]) if fdp else None, delta, level, fdp)
+    f = got.get("fdp")
+    return OneRunCertificate(
+        m, m_test, strategy, tests, alpha, delta, got["one"][1], got["one"][2], got["one"][0],
+        got["two"][1], got["two"][2], got["two"][0],
+        None if f is None else f[1], None if f is None else f[2], None if f is None else f[0],
+        certifies, claim_mu if certifies else None)
 
 
-def certificate_capacity(m: int, delta: float, alpha: float, claim_mu: float | None = None,
-                         fractions=GUESS_FRACTIONS) -> float:
-    """The largest certificate an audit of m canaries can give (every guess correct)."""
-    scores = np.arange(m, 0, -1, dtype=float)[None, :]
-    inc = np.zeros((1, m), bool)
-    inc[0, : m // 2] = True
-    # best case for every guesser of the grid: the top k all included, the bottom k excluded
-    return float(one_run_certificate(scores, inc, delta, alpha, claim_mu=claim_mu,
-                                     fractions=fractions).epsilon_lower_bound()[0])
+def n_tests(canaries: int, k, fdp: bool) -> int:
+    """The tests of a grid audit of M = ``canaries``: one-sided per k of the grid ``k``,
+    two-sided per k with 2k <= M, f-DP per k when it certifies."""
+    k = np.asarray(k)
+    return int(k.size + np.sum(2 * k <= canaries) + (k.size if fdp else 0))
+
+
+def certificate_capacity(cert: OneRunCertificate) -> float:
+    """At least the largest certificate an audit like ``cert`` can give: the bounds of
+    every guess correct at the most guesses (r = the test canaries' number), at its level
+    (the evidence of all-correct guesses grows with their number)."""
+    m, level = cert.test_canaries, cert.alpha / cert.n_tests
+    out = float(snj_epsilon_lower_bound(m, m, m, cert.delta, level))
+    if cert.fdp_certifies:
+        out = max(out, gdp_epsilon(float(gdp_mu_lower_bound(m, m, m, level)), cert.delta))
+    return out
 
 
 # --------------------------------------------------------------------------- the audit
@@ -276,8 +351,8 @@ class OneRunAudit:
         return self.epsilon_lower_bound > self.claimed_epsilon
 
     def capacity(self) -> float:
-        c = self.certificate
-        return certificate_capacity(c.canaries, c.delta, c.alpha, c.claim_mu)
+        """:func:`certificate_capacity` of the certificate."""
+        return certificate_capacity(self.certificate)
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "canaries_per_run": self.canaries_per_run,
@@ -305,7 +380,7 @@ def offers_gradient_canaries(obj) -> bool:
 
 
 def audit_one_run(obj, m: int, *, runs: int = 1, alpha: float = 0.05, seed: int = 0,
-                  fractions=GUESS_FRACTIONS) -> OneRunAudit:
+                  strategy: str = "split", fractions=GUESS_FRACTIONS) -> OneRunAudit:
     """One-run audit of a mechanism or an algorithm with m Dirac canaries (module docstring).
 
     Parameters
@@ -323,8 +398,11 @@ def audit_one_run(obj, m: int, *, runs: int = 1, alpha: float = 0.05, seed: int 
     seed : int
         Seeds the inclusions (``rng_for(seed, "one-run", "inclusions")``) and the run
         (``rng_for(seed, "one-run", "run")``).
+    strategy : {"split", "grid"}
+        How the guess counts are fixed (:func:`one_run_certificate`; the split from
+        ``seed``).
     fractions : sequence of float
-        The guess grid's fractions.
+        The guess grid's fractions (``strategy="grid"``).
 
     Returns
     -------
@@ -359,7 +437,8 @@ def audit_one_run(obj, m: int, *, runs: int = 1, alpha: float = 0.05, seed: int 
     if mu is not None and not math.isfinite(mu):
         mu = None
     cert = one_run_certificate(scores.reshape(1, -1), inc.reshape(1, -1), claim.delta, alpha,
-                               claim_mu=mu, fractions=fractions)
+                               claim_mu=mu, strategy=strategy, seed=seed,
+                               fractions=fractions)
     return OneRunAudit(cert, kind, m, runs, float(claim.epsilon), statistic)
 
 
