@@ -1,6 +1,6 @@
 """One-run audits against jax_privacy's, on the same scores, and against the multi-run audit.
 
-Run: ``.venv/bin/python benchmarks/one_run.py [--quick] [--seeds S] [--no-gap]``.
+Run: ``.venv/bin/python benchmarks/one_run.py [--quick] [--seeds S] [--no-gap | --gap-only]``.
 
 Table 1, for m = 100, 1,000, 10,000 canaries (``--quick``: 100 and 1,000) on
 
@@ -21,12 +21,14 @@ certificate), and ``grid``: the certificate of the other strategy (every k of a 
 fractions of m, 24 tests, on all canaries). Beside them, on the same scores,
 jax_privacy 2.0's ``CanaryScoreAuditor(in_scores, out_scores).epsilon_one_run(alpha,
 delta)`` and ``.epsilon_one_run_fdp(alpha, delta)`` (its default threshold strategy,
-Bonferroni over its thresholds), run in its own venv (``.venv-jaxpriv``: ``python -m venv
-.venv-jaxpriv && .venv-jaxpriv/bin/pip install jax-privacy==2.0.0``) as a subprocess on
-an .npz of the scores. Columns: medians over seeds; ``min ratio`` the smallest over seeds
-of ours / theirs (one-sided vs their one-sided; certificate vs their larger).
+Bonferroni over its thresholds), run in its own venv (``make venv-jax-privacy``:
+``.venv-jaxpriv`` with jax-privacy==2.0.0) as a subprocess on an .npz of the scores.
+Columns: medians over seeds; ``min ratio`` the smallest over seeds of ours / theirs
+(one-sided vs their one-sided; certificate vs their larger).
 
-Table 2 (``--no-gap`` skips it): the gap to the multi-run audit on the same algorithm:
+Table 2 (``--no-gap`` skips it): the gap to the multi-run audit on the same algorithm
+(the Gaussian mechanism at epsilon 1 and 4; DPVI as above at sigma 1 and 4, correct and
+with the noise std sigma * 0.25 instead of sigma * C):
 the one-run certificate (m = 1,000, one run; and 10 runs pooled) against
 :func:`~dpclaims.audits.core.audit` / :func:`~dpclaims.audits.whole_run.audit_whole_run`
 with 100,000 trials (runs) per dataset, the Clopper-Pearson certificate, seed 0.
@@ -85,9 +87,9 @@ def gaussian(eps: float = 4.0) -> GaussianMechanism:
                              name=f"gaussian(eps={eps:g})")
 
 
-def dpvi(m: int, **kw) -> DPVIRun:
-    return DPVIRun(n_records=20, steps=10, noise_multiplier=1.0, sampling_rate=0.5, clip=1.0,
-                   dim=2 + m, canary_slots=m, **kw)
+def dpvi(m: int, sigma: float = 1.0, **kw) -> DPVIRun:
+    return DPVIRun(n_records=20, steps=10, noise_multiplier=sigma, sampling_rate=0.5,
+                   clip=1.0, dim=2 + m, canary_slots=m, **kw)
 
 
 def audit_scores(setting: str, m: int, seed: int):
@@ -176,22 +178,26 @@ def table2() -> None:
     print("-" * len(head))
     m = 1000
     for name, obj, multi in [
+        ("gaussian eps=1", gaussian(1.0), None),
         ("gaussian eps=4", gaussian(), None),
         ("dpvi sigma=1 (correct)", dpvi(m), dpvi(m)),
-        ("dpvi noise sigma*0.25 (planted bug)", dpvi(m, noise_clip=0.25),
+        ("dpvi sigma=1, noise x0.25 (bug)", dpvi(m, noise_clip=0.25),
          dpvi(m, noise_clip=0.25)),
+        ("dpvi sigma=4 (correct)", dpvi(m, 4.0), dpvi(m, 4.0)),
+        ("dpvi sigma=4, noise x0.25 (bug)", dpvi(m, 4.0, noise_clip=0.25),
+         dpvi(m, 4.0, noise_clip=0.25)),
     ]:
         one = audit_one_run(obj, m, seed=0).epsilon_lower_bound
         ten = (audit_one_run(obj, m, runs=10, seed=0).epsilon_lower_bound
                if multi is not None else float("nan"))
         t0 = time.perf_counter()
         if multi is None:
-            res = audit(obj, add_one(np.zeros((0, 1)), np.ones(1)), 100_000, alpha=ALPHA, seed=0)
+            res = audit(obj, add_one(np.zeros((1, 1)), np.ones(1)), 100_000, alpha=ALPHA, seed=0)
             many = res.epsilon_lower_bound
         else:
             # the multi-run audit's own single-canary algorithm: the same run without slots
-            plain = DPVIRun(n_records=20, steps=10, noise_multiplier=1.0, sampling_rate=0.5,
-                            clip=1.0, noise_clip=multi.noise_clip)
+            plain = DPVIRun(n_records=20, steps=10, noise_multiplier=multi.noise_multiplier,
+                            sampling_rate=0.5, clip=1.0, noise_clip=multi.noise_clip)
             many = audit_whole_run(plain, 100_000, seed=0).epsilon_lower_bound
         dt = time.perf_counter() - t0
         print(f"{name:34} {obj.claim.epsilon:>6.3g} | {one:>14.3f} {ten:>8.3f} | {many:>27.3f} | "
@@ -205,10 +211,12 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="m = 100 and 1,000 only")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--no-gap", action="store_true", help="skip table 2")
+    p.add_argument("--gap-only", action="store_true", help="table 2 only")
     args = p.parse_args()
     if not JAX_PYTHON.exists():
         print(f"({JAX_PYTHON} not found: the jax_privacy columns are nan)")
-    table1((100, 1_000) if args.quick else (100, 1_000, 10_000), args.seeds)
+    if not args.gap_only:
+        table1((100, 1_000) if args.quick else (100, 1_000, 10_000), args.seeds)
     if not args.no_gap:
         table2()
 

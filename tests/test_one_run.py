@@ -257,9 +257,11 @@ def test_dpvi_gradient_canaries_are_dirac_in_their_coordinates():
 
 def test_dpvi_one_run_refutes_the_planted_bug_in_one_run_and_not_the_correct_one():
     """noise std sigma * 0.25 instead of sigma * C (C = 1): one run, 1000 canaries, refuted
-    (2.40 > claimed 1.665 at seed 0); the correct run certifies 0.48, far below."""
+    (2.46 > claimed 1.665 at seed 0); half the noise: refuted with 10 runs pooled (1.81);
+    the correct run certifies 0.60, far below."""
     bug = audit_one_run(_dpvi(1000, noise_clip=0.25), 1000, seed=0)
     assert bug.refutes_claim, bug.to_dict()
+    assert audit_one_run(_dpvi(1000, noise_clip=0.5), 1000, runs=10, seed=0).refutes_claim
     assert bug.to_dict()["f_dp"]["role"] == "estimate"    # Poisson-subsampled: not GDP
     good = audit_one_run(_dpvi(1000), 1000, seed=0)
     assert not good.refutes_claim
