@@ -309,3 +309,17 @@ def test_check_variant_one_run(tmp_path, example, code, verdict):
     assert "whole-run-audit" not in text and "one-run-audit" in text
     assert f'"{verdict}"' in text
     assert '"one_run": 1000' in text
+
+
+def test_check_variant_one_run_refuses_a_mechanism(tmp_path):
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from dpclaims.cli import main
+
+    variants = Path(__file__).resolve().parents[1] / "examples" / "variants.py"
+    result = CliRunner().invoke(main, ["check-variant", f"{variants}:correct", "--out",
+                                       str(tmp_path / "out"), "--one-run", "100"])
+    assert result.exit_code == 2, result.output
+    assert "--one-run audits an algorithm" in result.output

@@ -333,7 +333,19 @@ def certificate_capacity(cert: OneRunCertificate) -> float:
 
 @dataclass(frozen=True)
 class OneRunAudit:
-    """The outcome of :func:`audit_one_run`: the certificate, what ran, and the claim."""
+    """The outcome of :func:`audit_one_run`.
+
+    Attributes
+    ----------
+    certificate : OneRunCertificate
+        One audit (n = 1) over ``runs * canaries_per_run`` pooled canaries.
+    kind : {"mechanism", "algorithm"}
+    canaries_per_run, runs : int
+    claimed_epsilon : float
+        The claim's epsilon (nats) at its delta.
+    statistic : str
+        How a canary's score was read off the output.
+    """
 
     certificate: OneRunCertificate
     kind: str          # "mechanism" or "algorithm"
