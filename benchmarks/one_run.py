@@ -12,13 +12,13 @@ Table 1, for m = 100, 1,000, 10,000 canaries (``--quick``: 100 and 1,000) on
   run, scored by the full-trace statistic sum_s <update_s, e_j> / C.
 
 For each seed: our certificate's parts on the scores of one audit (the default strategy
-"split": 20 % of the canaries choose each analysis' guess count, the other 80 % are the
-game; each analysis one test at alpha / (number of tests); :mod:`dpclaims.audits.one_run`):
-the one-sided and two-sided Steinke et al. bounds and the f-DP (GDP) bound (a certificate
-for the Gaussian mechanism, whose claim is Gaussian-DP; an estimate for DPVI, whose
-Poisson-subsampled claim is not), the certificate (their largest where each is a
-certificate), and ``grid``: the certificate of the other strategy (every k of a grid of 8
-fractions of m, 24 tests, on all canaries). Beside them, on the same scores,
+"scores": each analysis' guess count chosen from the unlabeled scores, one test per
+analysis at alpha / (number of tests); :mod:`dpclaims.audits.one_run`): the one-sided and
+two-sided Steinke et al. bounds and the f-DP (GDP) bound (a certificate for the Gaussian
+mechanism, whose claim is Gaussian-DP; an estimate for DPVI, whose Poisson-subsampled claim
+is not), the certificate (their largest where each is a certificate), and ``grid``: the
+certificate of the strategy "grid" (every k of a grid of 8 fractions of m, 24 tests).
+Beside them, on the same scores,
 jax_privacy 2.0's ``CanaryScoreAuditor(in_scores, out_scores).epsilon_one_run(alpha,
 delta)`` and ``.epsilon_one_run_fdp(alpha, delta)`` (its default threshold strategy,
 Bonferroni over its thresholds), run in its own venv (``make venv-jax-privacy``:

@@ -48,9 +48,10 @@ Mahloujifar, Melis & Chaudhuri (2024), "Auditing f-differential privacy in one r
     mechanism, or Gaussian mechanisms composed without subsampling:
     :func:`gdp_mu_of_event`); for any other (epsilon, delta) claim it is an estimate.
 
-Which guesses are counted is fixed before the inclusions are seen (a grid of guess counts
-that depends on m alone, :func:`guess_grid`), and every cell of the grid is a test of
-its own at alpha / (number of tests) (Bonferroni; :func:`one_run_counts`).
+The guess counts must not depend on the inclusions (they may depend on the output: the
+scores). :mod:`dpclaims.audits.one_run` chooses them from the scores alone, on canaries set
+apart, or tests every k of a grid that depends on m alone (:func:`guess_grid`), each test at
+alpha / (number of tests) (Bonferroni); :func:`one_run_counts` counts the correct guesses.
 """
 
 from __future__ import annotations

@@ -27,12 +27,15 @@ Each canary's inclusion changes the input by one record under the claim's relati
 (epsilon, delta)-DP algorithm is (epsilon, delta)-DP in each inclusion bit, which is all
 Steinke et al.'s Theorem 5.2 needs. R independent runs with independent inclusions are one
 algorithm in R m bits that is (epsilon, delta)-DP in each of them, so the canaries of R
-runs are pooled into one game of R m canaries (the basis says so). The guessers are fixed
-before the inclusions are seen: for each k of :func:`~dpclaims.analysis.guessing_game.
-guess_grid` (a function of R m alone), "included" for the k highest scores (one-sided), and
-also "excluded" for the k lowest (two-sided); with a Gaussian-DP claim (delta > 0), the
-f-DP analysis of Mahloujifar, Melis & Chaudhuri (2024) for each one-sided k as well. Every
-one is a test at alpha / (number of tests) (Bonferroni), so the largest bound is a
+runs are pooled into one game of R m canaries (the basis says so). The guessers: "included"
+for the k highest scores (one-sided), and also "excluded" for the k lowest (two-sided);
+with a Gaussian-DP claim (delta > 0), the f-DP analysis of Mahloujifar, Melis & Chaudhuri
+(2024) of the one-sided guesses. The guess counts must not depend on the inclusions: by
+default (``strategy="scores"``) each is chosen from the scores alone (the guesser is a
+function of the output, which the theorem allows; :func:`choose_from_scores`); "split"
+chooses them on canaries set apart, "grid" tests every k of a grid fixed by m. Every
+analysis at every k it tests is a test at alpha / (number of tests) (Bonferroni), so the
+largest bound is a
 certificate at 1 - alpha. The f-DP bound rejects "mu-GDP", which refutes the claim only when
 the claim's curve is Gaussian-DP (:func:`~dpclaims.analysis.guessing_game.gdp_mu_of_event`);
 for any other claim (e.g. Poisson-subsampled DP-SGD) it is an estimate, shown and never
@@ -49,6 +52,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 
 from dpclaims.analysis.guessing_game import (
     GUESS_FRACTIONS,
@@ -82,8 +86,9 @@ class OneRunCertificate:
 
     Per analysis (one-sided, two-sided, f-DP) and audit, the guess count k that was tested,
     its correct guesses and its bound; each analysis is one test per k it tests
-    (``strategy="split"``: one k, chosen on the selection canaries; ``"grid"``: every k of
-    the grid, the largest bound kept), each test at ``alpha / n_tests``.
+    (``strategy="scores"``: one k, chosen from the unlabeled scores; ``"split"``: one k,
+    chosen on the selection canaries; ``"grid"``: every k of the grid, the largest bound
+    kept), each test at ``alpha / n_tests``.
 
     Attributes
     ----------
@@ -91,7 +96,7 @@ class OneRunCertificate:
         M, the canaries of one audit (all its runs pooled).
     test_canaries : int
         The canaries the bounds are computed on (M less the selection canaries).
-    strategy : {"split", "grid"}
+    strategy : {"scores", "split", "grid"}
     n_tests : int
         Tests that spend alpha (Bonferroni).
     alpha, delta : float
@@ -154,7 +159,10 @@ class OneRunCertificate:
         pooled = (f"{runs} independent runs with independent inclusions pooled into one game "
                   f"of {self.canaries} canaries" if runs > 1 else
                   f"one run, {self.canaries} canaries")
-        if self.strategy == "split":
+        if self.strategy == "scores":
+            how = ("guess counts chosen from the scores alone (a mixture fitted without the "
+                   "inclusions)")
+        elif self.strategy == "split":
             how = (f"guess counts chosen on {self.canaries - self.test_canaries} selection "
                    f"canaries (their inclusions fixed, the game is the other "
                    f"{self.test_canaries}'s)")
@@ -190,9 +198,10 @@ class OneRunCertificate:
         return out
 
 
-#: How the guess counts are fixed: "split" (default), on a fraction of the canaries set
-#: apart (:data:`SELECTION_FRACTION`), or "grid", every k of a grid fixed by m.
-STRATEGIES = ("split", "grid")
+#: How the guess counts are fixed: "scores" (default), from the scores alone
+#: (:func:`choose_from_scores`); "split", on a fraction of the canaries set apart
+#: (:data:`SELECTION_FRACTION`); "grid", every k of a grid fixed by m.
+STRATEGIES = ("split", "grid", "scores")
 #: The share of canaries that choose the guess counts under ``strategy="split"``.
 SELECTION_FRACTION = 0.2
 #: Candidate guess counts on the selection canaries: this many, geometric from 1 to half.
@@ -222,8 +231,70 @@ def _analyses(s, inc, ks_one, ks_two, ks_fdp, delta: float, level: float, fdp: b
     return out
 
 
+def mixture_posteriors(scores, iterations: int = 100) -> np.ndarray:
+    """P(included | score) under a two-component Gaussian mixture with weights 1/2 (the
+    design's) and a common variance, fitted to each row's scores by EM, the higher mean
+    the "included" component. A function of the scores alone: no inclusion is used.
+
+    Parameters
+    ----------
+    scores : array (n, M)
+    iterations : int
+
+    Returns
+    -------
+    ndarray (n, M) in [0, 1]
+    """
+    s = np.asarray(scores, dtype=float)
+    lo, hi = np.quantile(s, [0.25, 0.75], axis=1)
+    lo, hi = lo[:, None], hi[:, None]
+    var = np.maximum(s.var(axis=1, keepdims=True) / 2, 1e-300)
+    for _ in range(iterations):
+        r = expit(((s - lo) ** 2 - (s - hi) ** 2) / (2 * var))
+        w1 = np.maximum(r.sum(axis=1, keepdims=True), 1e-300)
+        w0 = np.maximum((1 - r).sum(axis=1, keepdims=True), 1e-300)
+        hi = (r * s).sum(axis=1, keepdims=True) / w1
+        lo = ((1 - r) * s).sum(axis=1, keepdims=True) / w0
+        var = np.maximum((r * (s - hi) ** 2 + (1 - r) * (s - lo) ** 2).mean(axis=1,
+                                                                            keepdims=True),
+                         1e-300)
+    r = expit(((s - lo) ** 2 - (s - hi) ** 2) / (2 * var))
+    return np.where(hi >= lo, r, 1 - r)
+
+
+def choose_from_scores(scores, candidates, delta: float, level: float, fdp: bool) -> dict:
+    """Per audit and analysis, the guess count among ``candidates`` (g,) whose bound is
+    largest when each canary's inclusion is replaced by its posterior
+    (:func:`mixture_posteriors`): the expected correct guesses, rounded down. Uses the
+    scores alone, so the guesser stays a function of the output (Steinke et al.'s Thm. 5.2
+    holds with every canary). Returns {"one", "two", "fdp"}: k (n,)."""
+    s = np.asarray(scores, dtype=float)
+    n, m = s.shape
+    post = mixture_posteriors(s)
+    order = np.argsort(-s, axis=1, kind="stable")
+    p_sorted = np.take_along_axis(post, order, axis=1)
+    top = np.concatenate([np.zeros((n, 1)), np.cumsum(p_sorted, axis=1)], axis=1)
+    bottom_out = np.concatenate([np.zeros((n, 1)), np.cumsum(1 - p_sorted[:, ::-1], axis=1)],
+                                axis=1)
+    k = np.asarray(candidates, dtype=np.int64)
+    c1 = np.floor(top[:, k] + 1e-9).astype(np.int64)
+    ok = 2 * k <= m
+    k2 = np.where(ok, k, 0)
+    c2 = np.floor(top[:, k2] + bottom_out[:, k2] + 1e-9).astype(np.int64)
+    out = {}
+    b = snj_epsilon_lower_bound(m, np.broadcast_to(k, c1.shape), c1, delta, level)
+    out["one"] = k[np.argmax(b, axis=1)]
+    b = np.where(ok, snj_epsilon_lower_bound(m, np.broadcast_to(2 * k2, c2.shape), c2, delta,
+                                             level), -1.0)
+    out["two"] = k[np.argmax(b, axis=1)]
+    if fdp:
+        mu = gdp_mu_lower_bound(m, np.broadcast_to(k, c1.shape), c1, level)
+        out["fdp"] = k[np.argmax(mu, axis=1)]
+    return out
+
+
 def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
-                        claim_mu: float | None = None, strategy: str = "split",
+                        claim_mu: float | None = None, strategy: str = "scores",
                         seed: int = 0, fractions=GUESS_FRACTIONS) -> OneRunCertificate:
     """The one-run certificates of n audits at once (module docstring).
 
@@ -240,8 +311,12 @@ def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
     claim_mu : float, optional
         The claim's mu when it is Gaussian-DP: the f-DP test certifies (and spends alpha).
         Without it the f-DP value is an estimate (computed when delta > 0).
-    strategy : {"split", "grid"}
-        "split" (default): a random :data:`SELECTION_FRACTION` of the canaries (from
+    strategy : {"scores", "split", "grid"}
+        "scores" (default): per audit and analysis, the guess count whose bound is largest
+        when the inclusions are replaced by their posteriors under a two-component mixture
+        fitted to the unlabeled scores (:func:`choose_from_scores`); a function of the
+        output alone, so every canary is in the game and each analysis is one test.
+        "split": a random :data:`SELECTION_FRACTION` of the canaries (from
         ``rng_for(seed, "one-run", "selection")``, the same columns in every audit) choose,
         per audit and analysis, the fraction of guesses with the largest bound among
         :data:`SELECTION_CANDIDATES` counts; the other canaries are the game: one test per
@@ -283,6 +358,15 @@ def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
         tests = n_tests(m, k, certifies)
         got = _analyses(s, inc, k, np.where(ok, k, 0), k, delta, alpha / tests, fdp)
         m_test = m
+    elif strategy == "scores":
+        m_test = m
+        tests = 2 + (1 if certifies else 0)
+        level = alpha / tests
+        cand = np.unique(np.rint(np.geomspace(1, max(1, m // 2),
+                                              SELECTION_CANDIDATES)).astype(np.int64))
+        k = choose_from_scores(s, cand, delta, level, fdp)
+        got = _analyses(s, inc, k["one"][:, None], k["two"][:, None],
+                        k["fdp"][:, None] if fdp else None, delta, level, fdp)
     else:
         if m < 10:
             raise ValueError(f"strategy 'split' needs at least 10 canaries, got M = {m}")
@@ -392,7 +476,7 @@ def offers_gradient_canaries(obj) -> bool:
 
 
 def audit_one_run(obj, m: int, *, runs: int = 1, alpha: float = 0.05, seed: int = 0,
-                  strategy: str = "split", fractions=GUESS_FRACTIONS) -> OneRunAudit:
+                  strategy: str = "scores", fractions=GUESS_FRACTIONS) -> OneRunAudit:
     """One-run audit of a mechanism or an algorithm with m Dirac canaries (module docstring).
 
     Parameters
@@ -410,7 +494,7 @@ def audit_one_run(obj, m: int, *, runs: int = 1, alpha: float = 0.05, seed: int 
     seed : int
         Seeds the inclusions (``rng_for(seed, "one-run", "inclusions")``) and the run
         (``rng_for(seed, "one-run", "run")``).
-    strategy : {"split", "grid"}
+    strategy : {"scores", "split", "grid"}
         How the guess counts are fixed (:func:`one_run_certificate`; the split from
         ``seed``).
     fractions : sequence of float
