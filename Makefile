@@ -100,6 +100,13 @@ d3p-venv: $(D3P_STAMP)
 test-d3p: $(D3P_STAMP)
 	$(D3P_BIN)/python -m pytest -q -p no:xdist tests/needs_jax examples/d3p_dpvi/tests
 
+## jax_privacy 2.0 in a venv of its own (.venv-jaxpriv), for the jax_privacy column of
+## benchmarks/one_run.py (not in the lock: its JAX stack is its own).
+.PHONY: venv-jax-privacy
+venv-jax-privacy:
+	$(PYTHON) -m venv .venv-jaxpriv
+	.venv-jaxpriv/bin/python -m pip install --quiet "jax-privacy==2.0.0"
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 

@@ -58,6 +58,15 @@ sampling without replacement):
     sigma / sqrt 2 gives exactly 2.94 > 2.66 (refuted under that stronger threat model,
     not deciding); for a hidden shuffle 2.94 is only an upper bound, and the whole-run
     audit does not refute (docs/guide/algorithms.md: measured numbers).
+
+One-run audits (``check-variant ... --one-run 1000``; docs/guide/one-run.md): DPVI
+(aligned, N = 20, T = 10, q = 0.5, sigma = 4, C = 1, d = 2 + 1000 features of which the
+last 1000 hold the Dirac gradient canaries; claimed epsilon 1.665, dp_accounting PLD):
+
+``dpvi_one_run``
+    Correct.
+``dpvi_one_run_noise_not_rescaled``  (planted bug)
+    The noise std is sigma * 0.25 instead of sigma * C: a quarter of the noise.
 """
 
 import math
@@ -91,6 +100,19 @@ def dpvi_aligned_final():
 def dpvi_noise_not_rescaled():
     return DPVIRun(**DPVI, variant="aligned", noise_clip=1.0,
                    label="dpvi-noise-not-rescaled")
+
+
+ONE_RUN = dict(n_records=20, steps=10, noise_multiplier=4.0, sampling_rate=0.5, clip=1.0,
+               dim=1002, canary_slots=1000)
+
+
+def dpvi_one_run():
+    return DPVIRun(**ONE_RUN, variant="aligned", label="dpvi-one-run")
+
+
+def dpvi_one_run_noise_not_rescaled():
+    return DPVIRun(**ONE_RUN, variant="aligned", noise_clip=0.25,
+                   label="dpvi-one-run-noise-not-rescaled")
 
 
 def dpvi_fixed_size_as_poisson():

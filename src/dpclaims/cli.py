@@ -980,6 +980,13 @@ Exit codes:
               help="Pilot trials per dataset and candidate pair for the pair selection "
                    "(an algorithm: pilot runs per dataset and candidate dataset of the "
                    "whole-run dataset search) (default max(2000, n-trials / 10)).")
+@click.option("--one-run", "one_run", type=int, default=None, metavar="CANARIES",
+              help="An algorithm: a one-run audit with CANARIES Dirac gradient canaries "
+                   "(each included with probability 1/2; Steinke, Nasr & Jagielski 2023) "
+                   "instead of the whole-run audit; not-checkable when the algorithm does "
+                   "not take them (docs/guide/one-run.md).")
+@click.option("--one-run-runs", "one_run_runs", type=int, default=1, show_default=True,
+              help="With --one-run: independent runs whose canaries are pooled.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed: the same seed gives the same results.json.")
 @click.option("--workers", type=int, default=1, show_default=True,
@@ -994,14 +1001,16 @@ Exit codes:
                    "is refused.")
 @click.option("--overwrite", is_flag=True,
               help="Replace the files of an earlier run in --out.")
-def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, seed, workers,
-                  worker_timeout, out_dir, overwrite):
+def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, one_run,
+                  one_run_runs, seed, workers, worker_timeout, out_dir, overwrite):
     """Check a mechanism (or a factory returning one): property test of its sensitivity,
     accounting of its dp_event, empirical audit on a searched neighbouring pair. An
     algorithm (`run` instead of `release`; dpclaims.audits.whole_run) gets a whole-run
     audit with a canary instead, --n-trials whole runs per dataset."""
     budget = _budget(seed, n_trials=n_trials, max_examples=max_examples, alpha=alpha,
-                     workers=workers, selection_trials=selection_trials, score=score)
+                     workers=workers, selection_trials=selection_trials, score=score,
+                     **({} if one_run is None else {"one_run": one_run,
+                                                     "one_run_runs": one_run_runs}))
     _check_worker_timeout(worker_timeout)
     from dpclaims.execution.processes import reset_starts, starts_used
     from dpclaims.execution.processes import worker_timeout as timeout_set
@@ -1010,9 +1019,14 @@ def check_variant(spec, n_trials, max_examples, alpha, score, selection_trials, 
     extra = {"workers": workers}
 
     def work(tick):
+        from dpclaims.audits.capabilities import has_run
+        from dpclaims.claims import InputError
         from dpclaims.claims.checks.variant import check_variant, load_variant
 
         mech = load_variant(spec)
+        if one_run is not None and not has_run(mech):
+            raise InputError("--one-run audits an algorithm (an object with `run`); "
+                             f"{mech.name!r} is a mechanism")
         with timeout_set(worker_timeout):
             verdicts, sections, meta = check_variant(mech, budget, seed, tick)
         meta["variant"] = spec

@@ -22,6 +22,9 @@ Capabilities
 :class:`HasDomain`               ``domain``: the record domain
 :class:`HasData`                 ``data`` and ``candidates`` (records to build pairs from)
 :class:`HasGradientCanary`       ``gradient_canary(sign)``, ``canary_direction``, ``clip``
+:class:`HasGradientCanaries`     ``run_gradient_canaries(data, rng, signs)``,
+                                 ``gradient_canary_coordinates(m)``,
+                                 ``gradient_canary_slots``, ``clip`` (one-run audits)
 :class:`HasInputCanary`          ``input_canary``
 :class:`HasTrace`                ``updates(releases)``, ``trace_reduction``, ``epoch_length``
 :class:`HasStep`                 ``step(state, batch, rng)``, ``step_sensitivity``,
@@ -87,6 +90,27 @@ class HasGradientCanary(Protocol):
     clip: float
 
     def gradient_canary(self, sign: float): ...
+
+
+@runtime_checkable
+class HasGradientCanaries(Protocol):
+    """m Dirac gradient canaries in one run (:mod:`dpclaims.audits.one_run`).
+
+    ``run_gradient_canaries(data, rng, signs) -> ndarray``: ``signs`` (R, m) in {-1, 0, +1};
+    R independent runs on ``data`` (vectorised over R), in which canary i is a record whose
+    clipped per-example contribution to each step that samples it (as the run samples any
+    record) is ``signs[r, i] * clip * e_j``, j = ``gradient_canary_coordinates(m)[i]`` (a
+    coordinate of a step's released statistic, the same in the final output for a
+    final-iterate run); 0 is a canary left out. Returns what ``run`` returns: (R, S, k) or
+    (R, P). ``gradient_canary_slots``: the largest m the run has coordinates for (Steinke,
+    Nasr & Jagielski 2023, Sec. 6; Nasr et al. 2023)."""
+
+    gradient_canary_slots: int
+    clip: float
+
+    def run_gradient_canaries(self, data, rng: np.random.Generator, signs) -> np.ndarray: ...
+
+    def gradient_canary_coordinates(self, m: int) -> np.ndarray: ...
 
 
 @runtime_checkable
@@ -172,6 +196,9 @@ class WholeRunAlgorithm:
     performed_is_shuffle = False
     sampling = None
     library_accounting = None
+    run_gradient_canaries = None
+    gradient_canary_coordinates = None
+    gradient_canary_slots = None
 
     def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must define run(data, rng, n_runs)")
@@ -248,6 +275,9 @@ class AlgorithmCapabilities:
     library_accounting: Any = None
     to_dict: Callable | None = None
     max_runs_per_call: Any = None
+    run_gradient_canaries: Any = None
+    gradient_canary_coordinates: Any = None
+    gradient_canary_slots: Any = None
     validated: bool = False
 
 
@@ -317,4 +347,7 @@ def read_algorithm(obj) -> AlgorithmCapabilities:
         sampling=_member(obj, "sampling"), starting_points=_member(obj, "starting_points"),
         with_start=_callable_member(obj, "with_start"),
         library_accounting=_member(obj, "library_accounting"),
-        to_dict=_member(obj, "to_dict"), max_runs_per_call=_member(obj, "max_runs_per_call"))
+        to_dict=_member(obj, "to_dict"), max_runs_per_call=_member(obj, "max_runs_per_call"),
+        run_gradient_canaries=_callable_member(obj, "run_gradient_canaries"),
+        gradient_canary_coordinates=_callable_member(obj, "gradient_canary_coordinates"),
+        gradient_canary_slots=_member(obj, "gradient_canary_slots"))

@@ -47,6 +47,11 @@ class VariantBudget:
         Pairs drawn at random from a record domain for the search.
     score : str or None
         The attack score's name (None: auto), unless the variant names its own.
+    one_run : int or None
+        An algorithm's one-run audit with this many gradient canaries per run instead of
+        the whole-run audit (``check-variant --one-run M``); None: the whole-run audit.
+    one_run_runs : int
+        Runs of the one-run audit, their canaries pooled (``--one-run-runs``).
     """
 
     n_trials: int = 200_000
@@ -56,6 +61,8 @@ class VariantBudget:
     selection_trials: int | None = None
     n_random_pairs: int = 8
     score: str | None = None
+    one_run: int | None = None
+    one_run_runs: int = 1
 
     def __post_init__(self):
         check_count(self.n_trials, "n_trials", minimum=2)
@@ -70,6 +77,9 @@ class VariantBudget:
                                  "selection_trials (--selection-trials)",
                                  "2 datasets x one 8-byte score a trial")
         check_count(self.n_random_pairs, "n_random_pairs", minimum=0)
+        if self.one_run is not None:
+            check_count(self.one_run, "one_run (--one-run)", minimum=2)
+        check_count(self.one_run_runs, "one_run_runs (--one-run-runs)")
         if self.score is not None:
             from dpclaims.audits.scores import SCORE_NAMES  # light: numpy only
 
@@ -93,9 +103,12 @@ class VariantBudget:
         return self.selection_trials or max(2_000, self.n_trials // 10)
 
     def to_dict(self) -> dict:
-        return {"n_trials": self.n_trials, "max_examples": self.max_examples,
-                "alpha": self.alpha, "selection_trials": self.pilot_trials,
-                "n_random_pairs": self.n_random_pairs, "score": self.score or "auto"}
+        out = {"n_trials": self.n_trials, "max_examples": self.max_examples,
+               "alpha": self.alpha, "selection_trials": self.pilot_trials,
+               "n_random_pairs": self.n_random_pairs, "score": self.score or "auto"}
+        if self.one_run is not None:   # only then: other reports stay byte-identical
+            out.update(one_run=self.one_run, one_run_runs=self.one_run_runs)
+        return out
 
 
 #: The budget of the checks run inside a test (``VariantBudget.for_tests()``).

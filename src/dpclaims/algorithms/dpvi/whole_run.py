@@ -63,15 +63,19 @@ DPVI_VARIANTS = ("vanilla", "aligned", "natural")
 # =========================================================================== DPVI
 
 
-def dpvi_background(n_records: int, dim: int = 2, seed: int = 0):
-    """Ordinary records for :class:`DPVIRun`: x = (0, z) with z ~ N(0, I_{d-1}), y ~
-    Bernoulli(sigmoid(z_1)), no canary. Their loglik gradients have no e_1 component,
-    so the canary direction u = e_1 is quiet (up to the prior's 1/N share)."""
+def dpvi_background(n_records: int, dim: int = 2, seed: int = 0, quiet_tail: int = 0):
+    """Ordinary records for :class:`DPVIRun`: x = (0, z, 0) with z ~ N(0, I_{d-1-t}), y ~
+    Bernoulli(sigmoid(z_1)), no canary, t = ``quiet_tail`` trailing zero features. Their
+    loglik gradients have no e_1 component (nor any in the last t coordinates), so the
+    canary direction u = e_1 is quiet (up to the prior's 1/N share), and so are the t
+    coordinates of the one-run audit's gradient canaries (:class:`DPVIRun`,
+    ``canary_slots``). With t = 0 the same numbers as before the parameter existed."""
     n = check_count(n_records, "n_records")
-    d = check_count(dim, "dim", minimum=2)
+    t = check_count(quiet_tail, "quiet_tail", minimum=0)
+    d = check_count(dim, "dim", minimum=2 + t)
     rng = np.random.default_rng(seed)
     x = np.zeros((n, d))
-    x[:, 1:] = rng.standard_normal((n, d - 1))
+    x[:, 1:d - t] = rng.standard_normal((n, d - 1 - t))
     y = (rng.random(n) < 1.0 / (1.0 + np.exp(-x[:, 1]))).astype(float)
     return x, y, np.zeros(n)
 
@@ -117,6 +121,10 @@ class DPVIRun(WholeRunAlgorithm):
         drawn afresh without replacement each step (of the records given to ``run``).
         The claim is the Poisson add/remove accounting either way (for "fixed-size" a
         planted accounting flaw).
+    canary_slots : int
+        t >= 0: the last t of the d features are zero in the background records and hold
+        the one-run audit's Dirac gradient canaries (:meth:`run_gradient_canaries`; d >=
+        2 + t). 0 (default): no one-run audit (Poisson batches only).
 
     Raises
     ------
@@ -140,6 +148,7 @@ class DPVIRun(WholeRunAlgorithm):
     label: str | None = None
     batches: str = "mask"
     batching: str = "poisson"
+    canary_slots: int = 0
     relation: str = field(default="add-remove", init=False)
 
     def __post_init__(self) -> None:
@@ -152,7 +161,10 @@ class DPVIRun(WholeRunAlgorithm):
         if self.variant not in DPVI_VARIANTS:
             raise ValueError(f"variant must be one of {DPVI_VARIANTS}, got {self.variant!r}")
         check_threat_model(self.threat_model)
-        object.__setattr__(self, "dim", check_count(self.dim, "dim", minimum=2))
+        object.__setattr__(self, "canary_slots",
+                           check_count(self.canary_slots, "canary_slots", minimum=0))
+        object.__setattr__(self, "dim", check_count(self.dim, "dim",
+                                                    minimum=2 + self.canary_slots))
         object.__setattr__(self, "lr", check_positive(self.lr, "lr"))
         object.__setattr__(self, "delta", check_gaussian_delta(self.delta))
         if self.noise_clip is not None:
@@ -179,7 +191,22 @@ class DPVIRun(WholeRunAlgorithm):
 
     @cached_property
     def data(self):
-        return dpvi_background(self.n_records, self.dim, self.data_seed)
+        return dpvi_background(self.n_records, self.dim, self.data_seed, self.canary_slots)
+
+    @property
+    def gradient_canary_slots(self) -> int:
+        """How many Dirac gradient canaries a run takes (``canary_slots``; 0 with
+        fixed-size batches, whose sampler would have to draw the canaries too)."""
+        return self.canary_slots if self.batching == "poisson" else 0
+
+    def gradient_canary_coordinates(self, m: int) -> np.ndarray:
+        """j(i) = d - t + i: canary i's coordinate of the released sum (the m_j gradient;
+        also m_j of the final xi)."""
+        m = check_count(m, "m")
+        if m > self.gradient_canary_slots:
+            raise ValueError(f"{self.name}: room for {self.gradient_canary_slots} gradient "
+                             f"canaries, asked for {m}")
+        return self.dim - self.canary_slots + np.arange(m)
 
     @property
     def batch_size(self) -> int | None:
@@ -266,13 +293,18 @@ class DPVIRun(WholeRunAlgorithm):
                           batch_size=None, sampling="poisson",
                           sampling_rate=self.sampling_rate, optimiser="sgd", lr=self.lr)
 
-    def _release(self, xi, eta, psi, xb, yb, wb, s):
+    def _release(self, xi, eta, psi, xb, yb, wb, s, extra=None):
+        """One step's release; ``s`` (n,) the flagged canary records' signs summed,
+        ``extra`` the one-run canaries' (contribution (n, k), count (n,)) or None."""
         k = self.released_dim
+        canary = s[:, None] * (self.clip * self.canary_direction[None, :k])
+        count = np.abs(s)
+        if extra is not None:
+            canary, count = canary + extra[0], count + extra[1]
         return dp_step(self.variant, self.model, self.family, xi, eta, xb, yb, wb,
                        self.n_records, self.clip, self.effective_noise_multiplier, psi,
-                       self.sampling_rate * self.n_records,
-                       canary=s[:, None] * (self.clip * self.canary_direction[None, :k]),
-                       canary_count=np.abs(s))
+                       self.sampling_rate * self.n_records, canary=canary,
+                       canary_count=count)
 
     def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
         """``n_runs`` runs of T steps: final xi (n_runs, 2d) or the released sums (n_runs,
@@ -284,7 +316,42 @@ class DPVIRun(WholeRunAlgorithm):
 
         Raises ValueError on bad data (:meth:`check_data`) or n_runs < 1.
         """
-        n = check_count(n_runs, "n_runs")
+        return self._run(data, rng, check_count(n_runs, "n_runs"))
+
+    def run_gradient_canaries(self, data, rng: np.random.Generator, signs) -> np.ndarray:
+        """R runs on ``data`` with m Dirac gradient canaries (the one-run audit's capability,
+        :class:`~dpclaims.audits.capabilities.HasGradientCanaries`).
+
+        Parameters
+        ----------
+        data : (x (N', d), y (N',), is_canary (N',))
+            As for :meth:`run`.
+        rng : numpy Generator
+        signs : array (R, m) in {-1, 0, +1}
+            Canary i of run r contributes ``signs[r, i] * C * e_j(i)`` (j(i) from
+            :meth:`gradient_canary_coordinates`) to the released sum of every step that
+            samples it: each canary joins each step's batch independently with probability
+            q, as every record does (a uniform per canary and step, drawn after the
+            records' batch). 0: the canary is not in the data.
+
+        Returns
+        -------
+        ndarray
+            As :meth:`run`: (R, T, k) or (R, 2d).
+
+        Raises
+        ------
+        ValueError
+            signs not (R, m) with values in {-1, 0, 1}, m above ``gradient_canary_slots``,
+            bad data.
+        """
+        signs = check_finite_array(signs, "signs", ndim=2)
+        if not np.isin(signs, (-1.0, 0.0, 1.0)).all():
+            raise ValueError("signs must hold -1, 0 or +1")
+        coords = self.gradient_canary_coordinates(signs.shape[1])
+        return self._run(data, rng, check_count(signs.shape[0], "R"), (signs, coords))
+
+    def _run(self, data, rng: np.random.Generator, n: int, canaries=None) -> np.ndarray:
         x, y, c = self.check_data(data)
         config, fam = self._config(), self.family
         xi = np.broadcast_to(fam.init(0.0, 1.0, 1)[0], (n, fam.n_params)).copy()
@@ -305,10 +372,17 @@ class DPVIRun(WholeRunAlgorithm):
             else:
                 idx, w = draw_batches(rng, n, n_rec, config)
                 bx, by, bc = x[idx], y[idx], c[idx]
+            extra = None
+            if canaries is not None:        # the one-run audit's Dirac canaries
+                signs, coords = canaries
+                sampled = signs * (rng.random(signs.shape) < self.sampling_rate)
+                extra = np.zeros((n, self.released_dim))
+                extra[:, coords] = self.clip * sampled
+                extra = (extra, np.abs(sampled).sum(axis=1))
             eta = rng.standard_normal((n, self.dim))
             psi = rng.standard_normal((n, self.released_dim))
             s = np.sum(bc * w, axis=1)
-            out = self._release(xi, eta, psi, bx, by, w * (bc == 0), s)
+            out = self._release(xi, eta, psi, bx, by, w * (bc == 0), s, extra)
             xi = xi + self.lr * out.direction
             if trace is not None:
                 trace[:, t] = out.released
@@ -349,4 +423,5 @@ class DPVIRun(WholeRunAlgorithm):
                 "batching": self.batching, "B": self.batch_size,
                 "optimiser": "sgd", "lr": self.lr, "delta": self.delta,
                 "noise_clip": self.noise_clip,
-                "effective_noise_multiplier": self.effective_noise_multiplier}
+                "effective_noise_multiplier": self.effective_noise_multiplier,
+                **({"canary_slots": self.canary_slots} if self.canary_slots else {})}

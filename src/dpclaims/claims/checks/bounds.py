@@ -21,6 +21,9 @@ values, and hands them to the kernel (:mod:`dpclaims.claims.kernel`), which deci
   mechanism: nothing was checked, ``not-checkable`` with that reason (exit 3 under
   ``check-variant``). An audit that could have refuted but whose certificate is 0
   is inconclusive with that reason.
+* a **one-run audit** (:func:`one_run_verdict`): the one-run certificate
+  (:mod:`dpclaims.audits.one_run`) is a lower bound on epsilon at confidence 1 - alpha,
+  with the same capacity rule as an audit;
 * a **Monte Carlo mean** (:func:`mean_bounds`): the ends of a
   :class:`~dpclaims.analysis.mean_bounds.MeanInterval`, finite-sample (they decide) or
   asymptotic (shown as "approx.", never deciding), each at confidence 1 - alpha.
@@ -33,6 +36,7 @@ import math
 from dpclaims.analysis import accounting as acc
 from dpclaims.analysis.mean_bounds import MeanInterval
 from dpclaims.audits.core import AuditResult, epsilon_lower_bound
+from dpclaims.audits.one_run import OneRunAudit
 from dpclaims.claims.core import RUN_SEED, Claim, Verdict
 from dpclaims.claims.kernel import (
     Bound,
@@ -163,31 +167,81 @@ def audit_verdict(claim: Claim, reading: str, r: AuditResult, *, quantity: str =
         estimates.insert(0, Estimate(r.epsilon_gdp_estimate, "GDP fit"))
     estimates.append(Estimate(r.auroc, "AUROC"))
     capacity = audit_capacity(r)
+    too_small = (f"an audit large enough to refute the claimed {quantity} "
+                 f"{r.claimed_epsilon:.4g}: the audit is too small to certify anything above "
+                 f"it, as with {r.n_held_out} held-out trials per dataset even an attack "
+                 f"without a single error would certify only {capacity:.4g} at "
+                 f"{1 - r.alpha:.0%} confidence (certificate {r.epsilon_lower_bound:.4g}); "
+                 "give more trials")
+    zero = (f"the audit's certificate is 0 ({where}): the attack separated the two datasets "
+            f"no better than the confidence level allows, so it says nothing about the "
+            f"claimed {quantity} {r.claimed_epsilon:.4g}; an audit can refute privacy, "
+            "never prove it.")
+    return _certificate_verdict(claim, reading, claimed, r.epsilon_lower_bound, r.alpha,
+                                capacity, where, too_small, zero,
+                                "An audit can refute privacy but not prove it.",
+                                context=context, estimates=estimates, evidence=evidence,
+                                seed=seed, budget=budget, figures=figures,
+                                text_reading=text_reading)
+
+
+def _certificate_verdict(claim, reading, claimed: Claimed, value: float, alpha: float,
+                         capacity: float, where: str, too_small: str, zero: str,
+                         caveat: str, *, context, estimates, evidence, seed, budget=None,
+                         figures=(), text_reading=None) -> Verdict:
+    """An audit-like certificate (a lower bound ``value`` at 1 - alpha, no upper bound) to
+    a verdict: not-checkable with ``too_small`` when ``capacity`` (the most the audit could
+    certify) is not above the claim, undecided with ``zero`` at a certificate of 0, else
+    the kernel's decision (``caveat`` prefixed when the bound does not refute)."""
     ev = dict(evidence or {})
     ev.setdefault("audit_capacity", capacity)
     if capacity <= claimed.high:
         # an audit can only refute; this one could not have, whatever the mechanism did
-        return not_checkable(
-            claim, reading,
-            f"an audit large enough to refute the claimed {quantity} "
-            f"{r.claimed_epsilon:.4g}: the audit is too small to certify anything above it, "
-            f"as with {r.n_held_out} held-out trials per dataset even an attack without a "
-            f"single error would certify only {capacity:.4g} at {1 - r.alpha:.0%} "
-            f"confidence (certificate {r.epsilon_lower_bound:.4g}); give more trials",
-            context=context, evidence=ev, seed=seed, budget=budget, text_reading=text_reading)
-    if r.epsilon_lower_bound <= 0:
-        return undecided(
-            claim, reading,
-            f"the audit's certificate is 0 ({where}): the attack separated the two datasets "
-            f"no better than the confidence level allows, so it says nothing about the "
-            f"claimed {quantity} {r.claimed_epsilon:.4g}; an audit can refute privacy, "
-            "never prove it.",
-            context=context, estimates=estimates, evidence=ev, seed=seed, budget=budget,
-            figures=figures, text_reading=text_reading)
-    lower = Bound(r.epsilon_lower_bound, where, confidence=1 - r.alpha, basis="finite-sample")
+        return not_checkable(claim, reading, too_small, context=context, evidence=ev,
+                             seed=seed, budget=budget, text_reading=text_reading)
+    if value <= 0:
+        return undecided(claim, reading, zero, context=context, estimates=estimates,
+                         evidence=ev, seed=seed, budget=budget, figures=figures,
+                         text_reading=text_reading)
+    lower = Bound(value, where, confidence=1 - alpha, basis="finite-sample")
     text = context
-    if r.epsilon_lower_bound <= claimed.high:
-        text = ("An audit can refute privacy but not prove it. " + context).strip()
+    if value <= claimed.high:
+        text = (caveat + " " + context).strip()
     return decide(claim, reading, claimed, lower=lower, upper=None, context=text,
                   estimates=estimates, evidence=ev, seed=seed, budget=budget,
                   figures=figures, text_reading=text_reading)
+
+
+def one_run_verdict(claim: Claim, reading: str, a: OneRunAudit, *, source: str = "",
+                    context: str = "", evidence: dict | None = None,
+                    seed: int | None = RUN_SEED) -> Verdict:
+    """The verdict of a privacy claim from a one-run audit's certificate
+    (:mod:`dpclaims.audits.one_run`): the certified epsilon lower bound at 1 - alpha
+    (finite-sample; Steinke et al.'s Thm. 5.2, and the f-DP analysis only for a Gaussian-DP
+    claim), never an upper bound. ``not-checkable`` when even a guesser that is right every
+    time could not certify above the claim (the audit's capacity); the f-DP value of a
+    claim that is not Gaussian-DP is shown as an estimate.
+    """
+    cert = a.certificate
+    claimed = Claimed("epsilon", a.claimed_epsilon)
+    row = cert.row(0, a.runs)
+    where = source or (f"one-run audit, {cert.canaries} canaries"
+                       + (f" over {a.runs} runs" if a.runs > 1 else "")
+                       + f", {cert.n_tests} tests at alpha / {cert.n_tests}")
+    estimates = []
+    if "f_dp" in row and row["f_dp"]["role"] == "estimate":
+        estimates.append(Estimate(row["f_dp"]["epsilon"], "f-DP (GDP) one-run value; the "
+                                  "claim is not Gaussian-DP"))
+    capacity = a.capacity()
+    too_small = (f"a one-run audit with more canaries: with {cert.canaries} canaries even a "
+                 f"guesser right every time would certify only {capacity:.4g} at "
+                 f"{1 - cert.alpha:.0%} confidence, not above the claimed epsilon "
+                 f"{a.claimed_epsilon:.4g}")
+    zero = (f"the one-run certificate is 0 ({where}): the guesses were no better than the "
+            f"confidence level allows, so it says nothing about the claimed epsilon "
+            f"{a.claimed_epsilon:.4g}; an audit can refute privacy, never prove it.")
+    return _certificate_verdict(
+        claim, reading, claimed, a.epsilon_lower_bound, cert.alpha, capacity, where,
+        too_small, zero, "A one-run audit can refute privacy but not prove it, and its bound "
+        "is far from tight at small epsilon.", context=context, estimates=estimates,
+        evidence={**(evidence or {}), "one_run": a.to_dict()}, seed=seed)

@@ -28,6 +28,12 @@ the accounting of the sampling performed):
     statistic is chosen on the training split
     (:mod:`~dpclaims.audits.trace_statistics`); the evidence names the dataset that
     decided, every pilot, and the statistic.
+``<name>/one-run-audit``  (instead of the whole-run audit when the budget's ``one_run``
+    is set: ``check-variant --one-run M``) :func:`~dpclaims.audits.one_run.audit_one_run`
+    with M Dirac gradient canaries in each of ``one_run_runs`` runs; ``not-checkable``
+    with the reason when the algorithm lacks the capability
+    (:class:`~dpclaims.audits.capabilities.HasGradientCanaries`) or has fewer slots
+    (:func:`check_one_run_audit`).
 
 Every verdict comes from the verdict kernel (:mod:`dpclaims.claims.kernel`) on certified
 bounds, through the adapters of :mod:`dpclaims.claims.checks.bounds`. A correct
@@ -47,6 +53,7 @@ from dpclaims.analysis.records import dataset_as_lists, get_record, n_records
 from dpclaims.audits.adversarial import audit_whole_run_searched, dataset_summary
 from dpclaims.audits.capabilities import read_algorithm
 from dpclaims.audits.mechanism import InvalidMechanismError, Sensitivity
+from dpclaims.audits.one_run import audit_one_run, offers_gradient_canaries
 from dpclaims.audits.whole_run import (
     STATISTICS,
     THREAT_MODEL_TEXT,
@@ -54,7 +61,12 @@ from dpclaims.audits.whole_run import (
     default_canary,
     validate_algorithm,
 )
-from dpclaims.claims.checks.bounds import audit_verdict, epsilon_bounds, search_verdict
+from dpclaims.claims.checks.bounds import (
+    audit_verdict,
+    epsilon_bounds,
+    one_run_verdict,
+    search_verdict,
+)
 from dpclaims.claims.checks.performed_sampling import (
     check_declared_sampling,
     check_library_accounting,
@@ -72,7 +84,7 @@ STATES_PER_EXAMPLE = 8
 
 def _claim(alg, kind: str, statement: str, check: str) -> Claim:
     kinds = {"step-sensitivity": "sensitivity", "accounting-as-performed": "privacy-number",
-             "whole-run-audit": "audit"}
+             "whole-run-audit": "audit", "one-run-audit": "audit"}
     return Claim(f"{alg.name}/{kind}", f"variant {alg.name!r}", "user algorithm",
                  statement, check, kind=kinds.get(kind))
 
@@ -224,6 +236,15 @@ def check_performed_sampling(alg, seed: int) -> list[Verdict]:
     return out
 
 
+def _whole_run_claim(alg, kind: str, check: str) -> Claim:
+    """The claim "the whole run is (epsilon, delta)-DP" that an audit of ``kind`` checks."""
+    c = alg.claim
+    return _claim(alg, kind,
+                  f"the whole run is ({c.epsilon:.6g}, {c.delta:g})-DP under {c.relation}"
+                  + (f" (dp_event {c.dp_event!r:.120})" if c.dp_event is not None else ""),
+                  check)
+
+
 def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: int = 1,
                           pilot_runs: int | None = None):
     """The whole-run audit's verdict (module docstring); (verdict, WholeRunAudit or None).
@@ -234,10 +255,8 @@ def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: in
     """
     alg = read_algorithm(alg)
     c = alg.claim
-    claim = _claim(alg, "whole-run-audit",
-                   f"the whole run is ({c.epsilon:.6g}, {c.delta:g})-DP under {c.relation}"
-                   + (f" (dp_event {c.dp_event!r:.120})" if c.dp_event is not None else ""),
-                   "whole-run audit (Clopper-Pearson certificate)")
+    claim = _whole_run_claim(alg, "whole-run-audit",
+                             "whole-run audit (Clopper-Pearson certificate)")
     try:
         canary = default_canary(alg)
         if alg.data is None:
@@ -262,6 +281,32 @@ def check_whole_run_audit(alg, n_runs: int, alpha: float, seed: int, workers: in
               f"threat model, statistic {w.statistic}{chosen}{data}, {n_runs} runs per "
               f"dataset, delta {c.delta:g}")
     return audit_verdict(claim, "as-given", r, source=source, evidence=ev, seed=seed), w
+
+
+def check_one_run_audit(alg, m: int, runs: int, alpha: float, seed: int):
+    """The one-run audit's verdict (module docstring); (verdict, OneRunAudit or None)."""
+    alg = read_algorithm(alg)
+    c = alg.claim
+    claim = _whole_run_claim(alg, "one-run-audit",
+                             "one-run audit (Steinke, Nasr & Jagielski 2023 certificate)")
+    if not offers_gradient_canaries(alg):
+        return not_checkable(claim, "as-given", "an algorithm that takes Dirac gradient "
+                             "canaries for a one-run audit (`run_gradient_canaries`, "
+                             "`gradient_canary_coordinates` and `gradient_canary_slots` >= 1; "
+                             "dpclaims.audits.capabilities.HasGradientCanaries)",
+                             seed=seed), None
+    if m > alg.gradient_canary_slots:
+        return not_checkable(claim, "as-given", f"room for {m} gradient canaries: the "
+                             f"algorithm has {alg.gradient_canary_slots} slots", seed=seed), None
+    a = audit_one_run(alg, m, runs=runs, alpha=alpha, seed=seed)
+    ev = {"alpha": alpha, "claimed_epsilon": c.epsilon, "delta": c.delta,
+          "threat_model": alg.threat_model}
+    if alg.to_dict is not None:
+        ev["algorithm"] = alg.to_dict()
+    source = (f"one-run audit, {m} Dirac gradient canaries"
+              + (f" in each of {runs} runs" if runs > 1 else " in one run")
+              + f", {alg.threat_model} threat model, score: {a.statistic}, delta {c.delta:g}")
+    return one_run_verdict(claim, "as-given", a, source=source, evidence=ev, seed=seed), a
 
 
 def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
@@ -306,9 +351,15 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
                 verdicts.append(replace(v, claim=replace(v.claim, location="user algorithm")))
         verdicts += check_performed_sampling(alg, seed)
         verdicts += check_library_accounting(alg, seed)
-        tick("whole-run audit")
-        v, w = check_whole_run_audit(alg, budget.n_trials, budget.alpha, seed, budget.workers,
-                                     pilot_runs=budget.pilot_trials)
+        w = one = None
+        if budget.one_run is None:
+            tick("whole-run audit")
+            v, w = check_whole_run_audit(alg, budget.n_trials, budget.alpha, seed,
+                                         budget.workers, pilot_runs=budget.pilot_trials)
+        else:
+            tick("one-run audit")
+            v, one = check_one_run_audit(alg, budget.one_run, budget.one_run_runs,
+                                         budget.alpha, seed)
         verdicts.append(v)
     except InvalidMechanismError as exc:
         raise InputError(str(exc)) from exc
@@ -327,6 +378,21 @@ def check_algorithm(alg, budget, seed: int = 0, tick=lambda name: None, *,
                      f"holds with the stated confidence): epsilon >= "
                      f"{r.epsilon_lower_bound:.4g}. The GDP and credible values are "
                      "estimates and never refute."),
+            "table": None,
+        })
+    if one is not None:
+        row = one.certificate.row(0, one.runs)
+        fdp = row.get("f_dp")
+        sections.append({
+            "title": "One-run audit",
+            "text": (f"Claimed epsilon {alg.claim.epsilon:.6g} at delta {alg.claim.delta:g} "
+                     f"under {alg.claim.relation} for the whole run. {row['basis']}. "
+                     f"Certificate: epsilon >= {one.epsilon_lower_bound:.4g} (one-sided "
+                     f"{row['one_sided']['epsilon']:.4g}, two-sided "
+                     f"{row['two_sided']['epsilon']:.4g}"
+                     + (f", f-DP {fdp['epsilon']:.4g} as {fdp['role']}" if fdp else "")
+                     + "). A one-run bound is far from tight at small epsilon "
+                     "(docs/guide/one-run.md)."),
             "table": None,
         })
     not_made = []
