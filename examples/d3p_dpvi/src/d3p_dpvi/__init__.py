@@ -142,12 +142,12 @@ def _correct_claim() -> PrivacyClaim:
                         dp_event_for(NOISE_MULTIPLIER, SAMPLING))
 
 
-def correct(data=None) -> JaxAlgorithm:
+def correct(data=None, chunk: int = 4096) -> JaxAlgorithm:
     """d3p's DPSVI as documented, with the replace-one claim of the fixed-size sampler it
     performs (module docstring). ``data``: the base dataset (default
-    :func:`ordinary_data`)."""
+    :func:`ordinary_data`); ``chunk``: runs per compiled call (the adapter's)."""
     return _algorithm("d3p-dpsvi (correct, dp_scale = 2 sigma)", _correct_claim(),
-                      train_replace_one, data)
+                      train_replace_one, data, chunk=chunk)
 
 
 def planted_bug(data=None) -> JaxAlgorithm:
