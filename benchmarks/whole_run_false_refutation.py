@@ -113,7 +113,9 @@ def main() -> None:
         for t in tasks:
             rows.append(one_audit(t))
             if len(rows) % 10 == 0:
-                print(f"  {len(rows)} audits, {time.perf_counter() - t0:.0f} s", flush=True)
+                print(f"  {len(rows)} audits, {sum(r['refuted'] for r in rows)} refuted, "
+                      f"{time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f}",
+                      flush=True)
     print(f"load average at end {os.getloadavg()}", flush=True)
     print(f"{args.audits} audits, {args.runs} runs per dataset, pilot {args.pilot}, alpha "
           f"{ALPHA}, {time.perf_counter() - t0:.0f} s\n")
