@@ -459,8 +459,7 @@ def _plan(mechanism, pair, n_trials, alpha, threshold, score, seed, workers, blo
     score = as_score(score)
     # no trials train when a given score meets thresholds given in advance
     needs_training = not (score.given_scorer() is not None and strategy.given_thresholds)
-    n_train = min(max(1, round(strategy.train_fraction * n_trials)), n_trials - 1) \
-        if needs_training else 0
+    n_train = strategy.training_trials(n_trials, claim) if needs_training else 0
     n_ho = n_trials - n_train
     strategy.check(mechanism.name, claim, n_trials, n_ho)
 

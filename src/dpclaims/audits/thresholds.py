@@ -55,6 +55,9 @@ class ThresholdStrategy:
     ``given_thresholds``
         True when the thresholds are fixed before any trial (default False): with a
         given score no trials are then spent on training.
+    ``training_trials(n_trials, claim)``
+        The trials per dataset spent on training, in [1, n_trials - 1] (default:
+        ``train_fraction`` of n_trials, rounded).
     ``check(mechanism_name, claim, n_trials, n_held_out)``
         Raise ValueError for a claim or a size the strategy cannot certify (default:
         nothing).
@@ -69,6 +72,9 @@ class ThresholdStrategy:
 
     train_fraction: float
     given_thresholds: bool = False
+
+    def training_trials(self, n_trials: int, claim) -> int:
+        return min(max(1, round(self.train_fraction * n_trials)), n_trials - 1)
 
     def check(self, mechanism_name: str, claim, n_trials: int, n_held_out: int) -> None:
         return None
