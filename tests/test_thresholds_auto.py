@@ -144,3 +144,17 @@ def test_refutation_power_is_the_binomial_probability_of_a_certificate_above_the
     assert np.all(np.abs(hits - power) <= 4.5 * np.sqrt(power * (1 - power) / 20_000) + 1e-4)
     assert power.max() > 0.5  # a strong mechanism: a rank that refutes it more often than not
     assert refutation_power(ks, n, mu_claim, eps, DELTA, alpha).max() < 1e-3
+
+
+def test_a_mechanism_clearly_weaker_than_its_claim_gets_the_splits_threshold():
+    """Training scores with no separation under a claim of eps 1 (mu 0.27): the upper end
+    of mu's interval is below the claim's, so the split's threshold, not a rank."""
+    rng = np.random.default_rng(2)
+    x0, x1 = rng.standard_normal(1000), rng.standard_normal(1000)
+    claim = PrivacyClaim(1.0, DELTA)
+    got = AutoThreshold().choose((x0, x1), levels=None, n_held_out=19_000, claim=claim,
+                                 alpha=0.05)
+    split = SplitThreshold().choose((x0, x1), levels=None, n_held_out=19_000, claim=claim,
+                                    alpha=0.05)
+    assert not isinstance(got, RankChoice) and "weaker than its claim" in got.record
+    assert np.array_equal(got.thresholds, split.thresholds)

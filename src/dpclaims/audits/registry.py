@@ -54,14 +54,14 @@ SCORES: dict[str, Named] = {
 # the threshold strategies by name (dpclaims.audits.thresholds and its siblings); the
 # first is the default; a number is an explicit threshold
 THRESHOLDS: dict[str, Named] = {
-    "split": Named("dpclaims.audits.thresholds:SplitThreshold",
-                   "chosen on a 20 % training split, certified on the other 80 %"),
-    "bonferroni": Named("dpclaims.audits.thresholds:BonferroniThresholds",
-                        "the 16 best thresholds of a 20 % training split, alpha / 16 each"),
     "auto": Named("dpclaims.audits.thresholds_auto:AutoThreshold",
                   "a rank design at the rank the training AUROC points to, for a continuous "
                   "score and a claim with delta > 0 (5 % training, at least 400 trials); the "
                   "split otherwise"),
+    "split": Named("dpclaims.audits.thresholds:SplitThreshold",
+                   "chosen on a 20 % training split, certified on the other 80 %"),
+    "bonferroni": Named("dpclaims.audits.thresholds:BonferroniThresholds",
+                        "the 16 best thresholds of a 20 % training split, alpha / 16 each"),
     "rank": Named("dpclaims.audits.thresholds_rank:RankThreshold",
                   "an order statistic of D0's held-out scores at a rank anchored at the "
                   "claim (claims with delta > 0)"),

@@ -4,9 +4,11 @@ A certificate is a Clopper-Pearson bound on the error rates of one test, valid o
 t was fixed without the outputs that are counted (:mod:`dpclaims.audits.core`). A
 strategy is an explicit type, as in jax_privacy's auditing module: a small frozen value
 that says what it needs and implements the audit's hooks (:class:`ThresholdStrategy`).
-:class:`SplitThreshold` (the default), :class:`BonferroniThresholds` and
+:class:`SplitThreshold`, :class:`BonferroniThresholds` and
 :class:`ExplicitThreshold` are here; :class:`~dpclaims.audits.thresholds_rank.RankThreshold`
-is in its own module, as a new strategy would be. The names an audit accepts
+and the default, :class:`~dpclaims.audits.thresholds_auto.AutoThreshold` (which uses the
+split's choice for pure-DP claims and discrete scores), are in modules of their own, as a
+new strategy would be. The names an audit accepts
 (``threshold="split"``) are those of :data:`dpclaims.audits.registry.THRESHOLDS`.
 """
 

@@ -65,7 +65,7 @@ class AutoThreshold(ThresholdStrategy):
       is at least ``power_floor`` (default 0.02); else the rank best on expected counts
       (:func:`~dpclaims.audits.thresholds_rank.gaussian_best_ranks`) at mu_low clipped to
       [the claim's mu, the cap]: the claim's own rank unless the training outputs show a
-      stronger mechanism. When the upper end of mu's interval at 2 ``z`` standard errors
+      stronger mechanism. When the upper end of mu's interval at 3 ``z`` standard errors
       lies below the claim's mu (a mechanism clearly weaker than its claim), the split's
       threshold: a score fitted on the training outputs (Fisher's on a whole run's trace)
       separates them better than the held-out ones, so their AUROC overstates mu and a
@@ -157,12 +157,12 @@ class AutoThreshold(ThresholdStrategy):
             return RankChoice(np.array([np.nan]), (
                 f"auto: at rank {ks[best]} of the held-out D0 scores, the most likely to refute "
                 f"the claim (projected probability {power[best]:.3f}; {fitted})"), int(ks[best]))
-        # a mechanism clearly weaker than its claim (the upper end of mu's interval at 2 z
+        # a mechanism clearly weaker than its claim (the upper end of mu's interval at 3 z
         # standard errors below the claim's mu): the split, whose threshold follows the
         # training scores wherever the best test lies (a score fitted on the training
         # outputs, e.g. Fisher's on a whole run's trace, separates them better than it
         # will the held-out ones, so a rank from their AUROC would be too small)
-        high = min(area + 2 * self.z * se, 1 - 1e-12)
+        high = min(area + 3 * self.z * se, 1 - 1e-12)
         mu_up = math.sqrt(2.0) * float(_normal.ppf(high)) if high > 0.5 else 0.0
         if mu_up < mu_claim:
             return self._split(train_scores, levels, n_held_out, claim, alpha, threads,

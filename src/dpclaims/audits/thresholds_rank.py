@@ -64,7 +64,9 @@ class RankThreshold(ThresholdStrategy):
     D0's outputs above the threshold, the best test 27 %. Outside the claims it was
     made for (delta well below 1/n, a certificate above 0 attainable at the claim)
     the anchored ranks can be erratic, and where no rank gives a positive expected
-    certificate every anchor falls to k = 1. The default stays :class:`SplitThreshold`.
+    certificate every anchor falls to k = 1. The default,
+    :class:`~dpclaims.audits.thresholds_auto.AutoThreshold`, uses this design's certificate
+    at a rank it chooses from the training AUROC, and the split for discrete scores.
     """
 
     train_fraction: float = 0.1
