@@ -10,8 +10,9 @@ the same data with record 0 replaced by 1.0 (the query moves by the full
 sensitivity). For each eps in {0.5, 1, 2, 4} and n in {1e4, 1e5, 1e6} trials per
 dataset, :func:`dpclaims.audits.core.audit` (alpha = 0.05) is run R times with
 seeds 0..R-1 with each of the threshold designs ``"split"``, ``"rank"`` and ``"auto"``
-(R = 15 for n <= 1e5, ``--reps-small`` at 1e4, R = 7 for n = 1e6; ``--quick``: R = 2
-and n <= 1e5; ``--only-small``: n = 1e4 only).
+(R = ``--reps-small`` at 1e4, default 1001, as the median at 1e4 moves by about +-0.1
+of the limit from one set of 15 seeds to another; R = 15 at 1e5, R = 7 at 1e6;
+``--quick``: R = 2 and n <= 1e5; ``--only-small``: n = 1e4 only).
 
 The baseline is the **statistical limit** of the same run,
 :func:`dpclaims.audits.core.optimal_cp_limit`: the best one-threshold
@@ -51,7 +52,8 @@ auto/limit     the same audits with ``threshold="auto"`` (:class:`AutoThreshold`
 auto med lo/hi a distribution-free 95 % interval for the median of auto/limit over
                seeds (order statistics; :func:`median_interval`): at 10^4 the spread
                over seeds is wide (10-90 % quantiles about 0.5 and 1.4 of the limit at
-               eps 0.5), so R = 15 seeds place the median only within about +-0.1.
+               eps 0.5), so R = 15 seeds place the median only within about +-0.1
+               and R = 1001 within about +-0.025.
 auto min       smallest auto certificate / limit over the R seeds.
 auto vs jax    median over seeds of the auto certificate / jax_privacy's best on the
                auto audit's own outputs.
@@ -270,8 +272,8 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="R = 2 and n <= 1e5 (a smoke run)")
     parser.add_argument("--workers", type=int, default=1, help="processes passed to audit")
-    parser.add_argument("--reps-small", type=int, default=15,
-                        help="seeds per cell at 10^4 trials (default 15)")
+    parser.add_argument("--reps-small", type=int, default=1001,
+                        help="seeds per cell at 10^4 trials (default 1001)")
     parser.add_argument("--no-rr", action="store_true",
                         help="skip the randomised-response rows")
     parser.add_argument("--only-small", action="store_true",
