@@ -1,15 +1,18 @@
 """Tightness of the audit certificate on the Gaussian mechanism, against the statistical limit.
 
-Run: ``.venv/bin/python benchmarks/audit_tightness.py [--quick] [--workers K] [--no-power]``.
+Run: ``.venv/bin/python benchmarks/audit_tightness.py [--quick] [--workers K] [--no-power]
+[--no-rr] [--reps-small R] [--only-small]``.
 
 Ground truth: the Gaussian mechanism on the 1-D sum query with L2 sensitivity 1,
 noise multiplier sigma = ``dp_accounting.get_sigma_gaussian(eps, delta)``, so that
 its true epsilon at delta = 1e-5 is exactly ``eps``; the pair is ``zeros(10)`` and
 the same data with record 0 replaced by 1.0 (the query moves by the full
 sensitivity). For each eps in {0.5, 1, 2, 4} and n in {1e4, 1e5, 1e6} trials per
-dataset, :func:`dpclaims.audits.core.audit` (split threshold, alpha = 0.05) is run
-R times with seeds 0..R-1 (R = 15 for n <= 1e5, R = 7 for n = 1e6; ``--quick``:
-R = 2 and n <= 1e5).
+dataset, :func:`dpclaims.audits.core.audit` (alpha = 0.05) is run R times with
+seeds 0..R-1 with each of the threshold designs ``"split"``, ``"rank"`` and ``"auto"``
+(R = ``--reps-small`` at 1e4, default 1001, as the median at 1e4 moves by about +-0.1
+of the limit from one set of 15 seeds to another; R = 15 at 1e5, R = 7 at 1e6;
+``--quick``: R = 2 and n <= 1e5; ``--only-small``: n = 1e4 only).
 
 The baseline is the **statistical limit** of the same run,
 :func:`dpclaims.audits.core.optimal_cp_limit`: the best one-threshold
@@ -43,14 +46,27 @@ rank/limit     the same audits with ``threshold="rank"`` (:class:`RankThreshold`
                certificate / limit.
 rank min       smallest rank certificate / limit over the R seeds.
 rank vs jax    median over seeds of the rank certificate / jax_privacy's best.
+auto/limit     the same audits with ``threshold="auto"`` (:class:`AutoThreshold`: 5 %
+               training, at least 400 trials; a rank the training AUROC points to):
+               median certificate / limit.
+auto med lo/hi a distribution-free 95 % interval for the median of auto/limit over
+               seeds (order statistics; :func:`median_interval`): at 10^4 the spread
+               over seeds is wide (10-90 % quantiles about 0.5 and 1.4 of the limit at
+               eps 0.5), so R = 15 seeds place the median only within about +-0.1
+               and R = 1001 within about +-0.025.
+auto min       smallest auto certificate / limit over the R seeds.
+auto vs jax    median over seeds of the auto certificate / jax_privacy's best on the
+               auto audit's own outputs.
 target         "yes" when median cert/limit >= 0.9, the target.
 
-Then (unless ``--no-power``) the power of both designs against mechanisms that add
+Then (unless ``--no-power``) the power of the three designs against mechanisms that add
 less noise than their claim needs (sigma = the claim's sigma / shrink, so the true
 epsilon is above the claim): over R seeds at 10^4 (R = 101) and 10^5 (R = 41) trials
 per dataset, the fraction of audits that refute the claim and the median
 certificates over the limit of the true mechanism. On correct claims (the table
-above) neither design may refute more often than alpha: none did at any cell.
+above) no design may refute more often than alpha. Then (unless ``--no-rr``) the
+three designs on randomised response that is exactly (1, 1e-3)-DP at 20,000 trials
+(seeds 0-20): median certificate / claim and the audits that certified 0.
 
 The limit uses all n trials per dataset, while the certificate rests on the
 held-out 80 % (the split strategy spends 20 % on fitting the score and choosing
@@ -72,7 +88,7 @@ import time
 
 import dp_accounting
 import numpy as np
-from scipy.stats import norm
+from scipy.stats import binom, norm
 
 from dpclaims.audits.core import audit, epsilon_lower_bound, optimal_cp_limit
 from dpclaims.audits.mechanism import GaussianMechanism, replace_one
@@ -118,11 +134,12 @@ def jax_privacy_auditing():
     return auditing
 
 
-def jax_privacy_best(auditing, mech, pair, n: int, seed: int) -> float:
+def jax_privacy_best(auditing, mech, pair, n: int, seed: int, n_train: int) -> float:
     """jax_privacy's best Clopper-Pearson certificate on the audit's own outputs.
 
-    The outputs are the ones ``audit(mech, pair, n, seed=seed)`` draws (the same
-    blocks, seeds and block size: training and held-out trials, n per dataset); the
+    The outputs are the ones ``audit(mech, pair, n, seed=seed)`` draws with ``n_train``
+    training trials (the same blocks, seeds and block size: training and held-out
+    trials, n per dataset); the
     score is the output itself (the optimal test for a 1-D Gaussian shift, so no trial
     is spent fitting one). ``CanaryScoreAuditor(D1 outputs, D0 outputs)
     .epsilon_clopper_pearson(alpha, delta, one_sided=False)`` with each of its
@@ -132,7 +149,6 @@ def jax_privacy_best(auditing, mech, pair, n: int, seed: int) -> float:
     """
     from dpclaims.audits.core import _block, _block_tasks
 
-    n_train = round(0.2 * n)
     outs = []
     for which in (0, 1):
         blocks = [_block(mech, (pair.d0, pair.d1), w, m, seed, key, None, None)
@@ -152,26 +168,31 @@ def run_cell(eps: float, n: int, reps: int, workers: int, auditing=None) -> dict
     true_eps = mech.claim.epsilon
     pair = replace_one(np.zeros(10), 0, 1.0)
     limit = statistical_limit(sigma, n)
-    certs, gdps, creds, theirs, ranks = [], [], [], [], []
+    certs, gdps, creds, theirs, ranks, autos, auto_theirs = [], [], [], [], [], [], []
     for seed in range(reps):
-        r = audit(mech, pair, n, alpha=ALPHA, seed=seed, workers=workers)
+        r = audit(mech, pair, n, alpha=ALPHA, seed=seed, workers=workers, threshold="split")
         ranks.append(audit(mech, pair, n, alpha=ALPHA, seed=seed, workers=workers,
                            threshold="rank").epsilon_lower_bound)
+        a = audit(mech, pair, n, alpha=ALPHA, seed=seed, workers=workers, threshold="auto")
+        autos.append(a.epsilon_lower_bound)
         certs.append(r.epsilon_lower_bound)
         gdps.append(np.nan if r.epsilon_gdp_estimate is None else r.epsilon_gdp_estimate)
         creds.append(r.epsilon_credible_lower)
         if auditing is not None:
-            theirs.append(jax_privacy_best(auditing, mech, pair, n, seed))
-    certs, ranks = np.asarray(certs), np.asarray(ranks)
+            theirs.append(jax_privacy_best(auditing, mech, pair, n, seed, r.n_train))
+            auto_theirs.append(jax_privacy_best(auditing, mech, pair, n, seed, a.n_train))
+    certs, ranks, autos = np.asarray(certs), np.asarray(ranks), np.asarray(autos)
     ceiling = oracle_split_ceiling(sigma, n, r.n_held_out, np.random.default_rng(7))
-    ratio = rank_ratio = np.nan
+    ratio = rank_ratio = auto_ratio = np.nan
     if theirs:
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = float(np.median(certs / np.asarray(theirs)))
             rank_ratio = float(np.median(ranks / np.asarray(theirs)))
-    if np.any(certs > true_eps) or np.any(ranks > true_eps):
+            auto_ratio = float(np.median(autos / np.asarray(auto_theirs)))
+    if max(certs.max(), ranks.max(), autos.max()) > true_eps:
         print(f"REFUTED a correct claim: eps {eps:g}, n {n}: split {certs.max():.4f}, "
-              f"rank {ranks.max():.4f} > {true_eps:.4f}")
+              f"rank {ranks.max():.4f}, auto {autos.max():.4f} > {true_eps:.4f}")
+    lo, hi = median_interval(autos / limit)
     return {
         "eps": eps, "n": n, "reps": reps,
         "limit/eps": limit / true_eps,
@@ -185,7 +206,26 @@ def run_cell(eps: float, n: int, reps: int, workers: int, auditing=None) -> dict
         "rank/limit": np.median(ranks) / limit,
         "rank min": ranks.min() / limit,
         "rank vs jax": rank_ratio,
+        "auto/limit": np.median(autos) / limit,
+        "auto med lo": lo,
+        "auto med hi": hi,
+        "auto min": autos.min() / limit,
+        "auto vs jax": auto_ratio,
     }
+
+
+def median_interval(x, level: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median of the R values ``x``: the order
+    statistics x_(j) and x_(R + 1 - j) with j the largest integer such that
+    P(Bin(R, 1/2) < j) <= (1 - level) / 2 (coverage at least ``level``; David &
+    Nagaraja, Order Statistics, Sec. 7.1). (nan, nan) when R is too small."""
+    x = np.sort(np.asarray(x, dtype=float))
+    j = int(binom.ppf((1 - level) / 2, len(x), 0.5))  # P(Bin <= j - 1) <= (1 - level) / 2
+    while j > 0 and binom.cdf(j - 1, len(x), 0.5) > (1 - level) / 2:
+        j -= 1
+    if j < 1:
+        return np.nan, np.nan
+    return float(x[j - 1]), float(x[len(x) - j])
 
 
 POWER_CASES = ((1.0, 2.0), (1.0, 1.5), (0.5, 2.0), (2.0, 1.5), (1.0, 1.25))  # (claim, shrink)
@@ -201,11 +241,29 @@ def power_row(claimed: float, shrink: float, n: int, reps: int, workers: int) ->
     limit = statistical_limit(sigma, n)
     out = {"claim": claimed, "true eps": dp_accounting.get_epsilon_gaussian(sigma, DELTA),
            "n": n, "R": reps}
-    for name, threshold in (("split", "split"), ("rank", "rank")):
+    for name, threshold in (("split", "split"), ("rank", "rank"), ("auto", "auto")):
         c = np.array([audit(mech, pair, n, alpha=ALPHA, seed=s, workers=workers,
                             threshold=threshold).epsilon_lower_bound for s in range(reps)])
         out[f"refuted {name}"] = float(np.mean(c > claimed))
         out[f"{name}/limit"] = float(np.median(c) / limit)
+    return out
+
+
+def rr_row(n: int, reps: int, workers: int) -> dict:
+    """Randomised response that is exactly (1, 1e-3)-DP (every threshold tight): the
+    median certificate / the claim of each design over seeds 0..reps-1, and how many
+    audits certified 0; a refutation of this correct claim is counted and printed."""
+    from false_refutation import RandomisedResponseDelta
+
+    mech = RandomisedResponseDelta()
+    pair = mech.neighbouring_pairs()[0]
+    out = {"n": n, "R": reps}
+    for name in ("split", "rank", "auto"):
+        c = np.array([audit(mech, pair, n, alpha=ALPHA, seed=s, workers=workers,
+                            threshold=name).epsilon_lower_bound for s in range(reps)])
+        out[f"{name}/claim"] = float(np.median(c) / mech.eps)
+        out[f"{name} zero"] = int(np.sum(c == 0))
+        out[f"{name} refuted"] = int(np.sum(c > mech.eps))
     return out
 
 
@@ -214,6 +272,12 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="R = 2 and n <= 1e5 (a smoke run)")
     parser.add_argument("--workers", type=int, default=1, help="processes passed to audit")
+    parser.add_argument("--reps-small", type=int, default=1001,
+                        help="seeds per cell at 10^4 trials (default 1001)")
+    parser.add_argument("--no-rr", action="store_true",
+                        help="skip the randomised-response rows")
+    parser.add_argument("--only-small", action="store_true",
+                        help="only the cells at 10^4 trials (with the power rows at 10^4)")
     parser.add_argument("--no-power", action="store_true",
                         help="skip the power table (mechanisms that break their claim)")
     args = parser.parse_args(argv)
@@ -225,17 +289,24 @@ def main(argv=None) -> None:
     rows = []
     for eps in EPSILONS:
         for n in sizes:
-            reps = 2 if args.quick else (15 if n <= 100_000 else 7)
+            if args.only_small and n > 10_000:
+                continue
+            reps = 2 if args.quick else (args.reps_small if n == 10_000 else
+                                         15 if n <= 100_000 else 7)
             rows.append(run_cell(eps, n, reps, args.workers, auditing))
     power = [] if args.no_power else [
         power_row(c, shrink, n, (2 if args.quick else r), args.workers)
-        for n, r in ((10_000, 101), (100_000, 41)) for c, shrink in POWER_CASES]
+        for n, r in ((10_000, 101), (100_000, 41)) for c, shrink in POWER_CASES
+        if not (args.only_small and n > 10_000)]
+    rr = [] if args.no_rr else [rr_row(n, 2 if args.quick else 21, args.workers)
+                                for n in (20_000,)]
     wall = time.perf_counter() - start
 
     cols = ["limit/eps", "cert/eps", "cert/limit", "min c/limit", "oracle/limit", "vs jax_priv",
-            "gdp/eps", "cred/eps", "rank/limit", "rank min", "rank vs jax"]
-    print(f"Gaussian mechanism, delta = {DELTA:g}, alpha = {ALPHA}, split threshold "
-          f"(certificate on the held-out 80 %), workers = {args.workers}; jax_privacy "
+            "gdp/eps", "cred/eps", "rank/limit", "rank min", "rank vs jax", "auto/limit",
+            "auto med lo", "auto med hi", "auto min", "auto vs jax"]
+    print(f"Gaussian mechanism, delta = {DELTA:g}, alpha = {ALPHA}; cert: split threshold "
+          f"(certificate on the held-out 80 %), rank, auto; workers = {args.workers}; jax_privacy "
           f"{'installed' if auditing else 'not installed (vs jax_priv: nan)'}; load average "
           f"{load:.2f} before, {os.getloadavg()[0]:.2f} after")
     print(f"{'eps':>5}{'n':>9}{'R':>3}" + "".join(f"{c:>13}" for c in cols) + f"{'target':>8}")
@@ -245,7 +316,7 @@ def main(argv=None) -> None:
               + "".join(f"{row[c]:>13.3f}" for c in cols) + f"{ok:>8}")
     met = sum(row["cert/limit"] >= TARGET for row in rows)
     print(f"target (median certificate >= {TARGET} x limit) met in {met} of {len(rows)} cells")
-    for col in ("cert/limit", "rank/limit"):
+    for col in ("cert/limit", "rank/limit", "auto/limit"):
         high = sum(row[col] >= ISSUE_23_TARGET for row in rows)
         print(f"issue 23's target (median >= {ISSUE_23_TARGET} x limit), {col}: met in {high} "
               f"of {len(rows)} cells")
@@ -257,6 +328,13 @@ def main(argv=None) -> None:
         for row in power:
             print("".join(f"{row[c]:>14d}" if c in ("n", "R") else f"{row[c]:>14.3f}"
                           for c in pcols))
+    if rr:
+        print("\nrandomised response that is exactly (1, 1e-3)-DP (false_refutation.py's "
+              "RandomisedResponseDelta), automatic score: median certificate / claim, and the "
+              "audits that certified 0")
+        for row in rr:
+            print("  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                            for k, v in row.items()))
     print(f"total wall time: {wall:.1f} s")
 
 

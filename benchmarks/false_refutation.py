@@ -1,7 +1,7 @@
 """False refutations: how often the audit refutes a true claim (must be <= alpha).
 
 Run: ``.venv/bin/python benchmarks/false_refutation.py [--audits 300] [--trials 20000]
-[--processes 2] [--threshold split|rank] [--json F]``.
+[--processes 2] [--threshold split|rank|auto] [--json F]``.
 
 Each audit j = 0, 1, ... is one independent run of what ``dpclaims check-variant``
 does for its empirical-audit claim, with root seed j:
@@ -24,7 +24,10 @@ With ``--threshold rank`` the certificate uses :class:`~dpclaims.audits.core.Ran
 which needs a claim with delta > 0, so the mechanisms are the two correct ones whose
 claims have delta > 0: ``gaussian_replace_one`` and :class:`RandomisedResponseDelta`,
 randomised response whose privacy curve is exactly its (1, 1e-3) claim (tight at
-every threshold, the hardest case for soundness); the scores cycle as above.
+every threshold, the hardest case for soundness); the scores cycle as above. With
+``--threshold auto`` (:class:`~dpclaims.audits.thresholds_auto.AutoThreshold`) the same
+two: on a pure-DP claim that design is the split's, so only claims with delta > 0
+test anything new.
 
 It prints the number of refutations, their rate and its two-sided 95 %
 Clopper-Pearson interval (statsmodels ``proportion_confint(method="beta")``), per
@@ -91,7 +94,7 @@ def one_audit(args) -> dict:
     """Audit j: (j, trials, pilot, threshold) -> a row with the certificate and whether it
     refutes."""
     j, trials, pilot, threshold = args
-    names = MECHANISMS_RANK if threshold == "rank" else MECHANISMS
+    names = MECHANISMS_RANK if threshold in ("rank", "auto") else MECHANISMS
     name = names[j % len(names)]
     score = SCORES[(j // len(names)) % len(SCORES)]
     mech = FACTORIES[name]()
@@ -131,7 +134,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=20_000)
     ap.add_argument("--pilot", type=int, default=2_000)
     ap.add_argument("--processes", type=int, default=2)
-    ap.add_argument("--threshold", choices=("split", "rank"), default="split")
+    ap.add_argument("--threshold", choices=("split", "rank", "auto"), default="split")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     t0 = time.perf_counter()

@@ -170,7 +170,7 @@ def test_one_table_names_the_scores_and_the_strategies():
             in help_text
     import dpclaims.audits.registry as registry
     assert all(f"``{name}``" in registry.__doc__ for name in (*SCORES, *THRESHOLDS))
-    with pytest.raises(ValueError, match="threshold must be 'split', 'bonferroni', 'rank'"):
+    with pytest.raises(ValueError, match="threshold must be 'auto', 'split', 'bonferroni', 'rank'"):
         as_threshold_strategy("median")
 
 

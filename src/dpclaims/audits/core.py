@@ -459,8 +459,7 @@ def _plan(mechanism, pair, n_trials, alpha, threshold, score, seed, workers, blo
     score = as_score(score)
     # no trials train when a given score meets thresholds given in advance
     needs_training = not (score.given_scorer() is not None and strategy.given_thresholds)
-    n_train = min(max(1, round(strategy.train_fraction * n_trials)), n_trials - 1) \
-        if needs_training else 0
+    n_train = strategy.training_trials(n_trials, claim) if needs_training else 0
     n_ho = n_trials - n_train
     strategy.check(mechanism.name, claim, n_trials, n_ho)
 
@@ -620,7 +619,7 @@ def _pickled_for_workers(mechanism, datasets, start: StartMethod) -> tuple[bytes
 
 
 def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
-          threshold="split", score=None, seed: int = 0,
+          threshold="auto", score=None, seed: int = 0,
           workers: int = 1, *, client=None, block_size: int = 65_536,
           posterior_samples: int = 100_000,
           worker_timeout: float | None = None) -> AuditResult:
@@ -638,12 +637,15 @@ def audit(mechanism, pair: NeighbouringPair, n_trials: int, alpha: float = 0.05,
     alpha : float, default 0.05
         The audit's one significance budget, in (0, 1): the certificate holds with
         probability >= 1 - alpha; the credible bound is at level 1 - alpha.
-    threshold : str | float | ThresholdStrategy, default "split"
+    threshold : str | float | ThresholdStrategy, default "auto"
         A name in :data:`~dpclaims.audits.registry.THRESHOLDS`, a number (an
         :class:`ExplicitThreshold`) or a strategy instance
         (:mod:`dpclaims.audits.thresholds`: :class:`SplitThreshold`,
-        :class:`BonferroniThresholds`, :class:`ExplicitThreshold`; and
-        :class:`RankThreshold`, claims with delta > 0).
+        :class:`BonferroniThresholds`, :class:`ExplicitThreshold`;
+        :class:`RankThreshold`, claims with delta > 0; and the default,
+        :class:`~dpclaims.audits.thresholds_auto.AutoThreshold`: the rank design at a
+        rank chosen on a small training split for a continuous score and a claim with
+        delta > 0, the split's threshold otherwise).
     score : None | str | score instance | callable, default None
         The attack statistic (:mod:`dpclaims.audits.scores`): a name in
         :data:`~dpclaims.audits.registry.SCORES`, an

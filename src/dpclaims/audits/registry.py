@@ -54,6 +54,10 @@ SCORES: dict[str, Named] = {
 # the threshold strategies by name (dpclaims.audits.thresholds and its siblings); the
 # first is the default; a number is an explicit threshold
 THRESHOLDS: dict[str, Named] = {
+    "auto": Named("dpclaims.audits.thresholds_auto:AutoThreshold",
+                  "a rank design at the rank the training AUROC points to, for a continuous "
+                  "score and a claim with delta > 0 (5 % training, at least 400 trials); the "
+                  "split otherwise"),
     "split": Named("dpclaims.audits.thresholds:SplitThreshold",
                    "chosen on a 20 % training split, certified on the other 80 %"),
     "bonferroni": Named("dpclaims.audits.thresholds:BonferroniThresholds",

@@ -4,9 +4,11 @@ A certificate is a Clopper-Pearson bound on the error rates of one test, valid o
 t was fixed without the outputs that are counted (:mod:`dpclaims.audits.core`). A
 strategy is an explicit type, as in jax_privacy's auditing module: a small frozen value
 that says what it needs and implements the audit's hooks (:class:`ThresholdStrategy`).
-:class:`SplitThreshold` (the default), :class:`BonferroniThresholds` and
+:class:`SplitThreshold`, :class:`BonferroniThresholds` and
 :class:`ExplicitThreshold` are here; :class:`~dpclaims.audits.thresholds_rank.RankThreshold`
-is in its own module, as a new strategy would be. The names an audit accepts
+and the default, :class:`~dpclaims.audits.thresholds_auto.AutoThreshold` (which uses the
+split's choice for pure-DP claims and discrete scores), are in modules of their own, as a
+new strategy would be. The names an audit accepts
 (``threshold="split"``) are those of :data:`dpclaims.audits.registry.THRESHOLDS`.
 """
 
@@ -55,6 +57,9 @@ class ThresholdStrategy:
     ``given_thresholds``
         True when the thresholds are fixed before any trial (default False): with a
         given score no trials are then spent on training.
+    ``training_trials(n_trials, claim)``
+        The trials per dataset spent on training, in [1, n_trials - 1] (default:
+        ``train_fraction`` of n_trials, rounded).
     ``check(mechanism_name, claim, n_trials, n_held_out)``
         Raise ValueError for a claim or a size the strategy cannot certify (default:
         nothing).
@@ -69,6 +74,9 @@ class ThresholdStrategy:
 
     train_fraction: float
     given_thresholds: bool = False
+
+    def training_trials(self, n_trials: int, claim) -> int:
+        return min(max(1, round(self.train_fraction * n_trials)), n_trials - 1)
 
     def check(self, mechanism_name: str, claim, n_trials: int, n_held_out: int) -> None:
         return None

@@ -64,7 +64,9 @@ class RankThreshold(ThresholdStrategy):
     D0's outputs above the threshold, the best test 27 %. Outside the claims it was
     made for (delta well below 1/n, a certificate above 0 attainable at the claim)
     the anchored ranks can be erratic, and where no rank gives a positive expected
-    certificate every anchor falls to k = 1. The default stays :class:`SplitThreshold`.
+    certificate every anchor falls to k = 1. The default,
+    :class:`~dpclaims.audits.thresholds_auto.AutoThreshold`, uses this design's certificate
+    at a rank it chooses from the training AUROC, and the split for discrete scores.
     """
 
     train_fraction: float = 0.1
@@ -108,14 +110,7 @@ class RankThreshold(ThresholdStrategy):
 
     def certify(self, choice: RankChoice, held_out: tuple, alpha: float,
                 delta: float) -> Certificate:
-        # k = rank of D0's held-out scores lie above t (fewer only at ties at t); the
-        # false-positive bound uses k itself, as P0(score > t) <= Beta(k + 1, m - k) for
-        # any distribution (Wilks), while false_positives reports the count
-        ss0, ss1 = held_out
-        t = ss0[[len(ss0) - choice.rank - 1]]
-        fp, fn = error_counts(ss0, ss1, t)
-        return Certificate(held_out, t, fp, fn, np.array([choice.rank]), alpha, delta,
-                           choice.record)
+        return certify_at_rank(choice, held_out, alpha, delta)
 
     def describe(self) -> str:
         return (f"rank: {self.train_fraction:.0%} of the trials per dataset train the score and "
@@ -147,15 +142,48 @@ def claim_anchored_ranks(epsilon: float, delta: float, n: int, alpha: float,
         raise ValueError("the ranks are anchored at a Gaussian mechanism and need delta > 0, "
                          "got delta = 0")
     n = check_count(n, "n", minimum=2)
-    ks = np.unique(np.round(np.geomspace(1, max(1, n // 2), 400)).astype(np.int64))
+    with np.errstate(divide="ignore"):  # log1p(-1) at its search's ends: -inf, handled
+        mus = [1.0 / dp_accounting.get_sigma_gaussian(c * epsilon, delta) for c in multipliers]
+    return gaussian_best_ranks(mus, n, delta, alpha)[0]
+
+
+def gaussian_best_ranks(mus, n: int, delta: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ranks, bounds): for each Gaussian-DP parameter mu in ``mus``, the rank k in [1,
+    n / 2] (400 geometrically spaced values) whose threshold maximises
+    :func:`epsilon_lower_bound` on expected counts at n trials per dataset (k false
+    positives, n Phi(Phi^-1(1 - k / n) - mu) false negatives; significance ``alpha``)
+    for outputs N(0, 1) against N(mu, 1), and that maximal expected certificate (nats).
+    Where every k gives 0 the rank is 1. Shapes (len(mus),). Used by
+    :func:`claim_anchored_ranks` and :class:`~dpclaims.audits.thresholds_auto.AutoThreshold`.
+    """
+    ks = rank_grid(n)
     z = _normal.isf(ks / n)
-    ranks = []
-    for c in multipliers:
-        with np.errstate(divide="ignore"):  # log1p(-1) at its search's ends: -inf, handled
-            mu = 1.0 / dp_accounting.get_sigma_gaussian(c * epsilon, delta)
+    ranks, best = [], []
+    for mu in mus:
         bounds = epsilon_lower_bound(ks, n, n * _normal.cdf(z - mu), n, delta, alpha)
         ranks.append(int(ks[int(np.argmax(bounds))]))
-    return np.array(ranks, dtype=np.int64)
+        best.append(float(np.max(bounds)))
+    return np.array(ranks, dtype=np.int64), np.array(best)
+
+
+def rank_grid(n: int) -> np.ndarray:
+    """The candidate ranks at n held-out trials: 400 geometrically spaced integers in [1,
+    n / 2], without repeats (int64)."""
+    return np.unique(np.round(np.geomspace(1, max(1, n // 2), 400)).astype(np.int64))
+
+
+def certify_at_rank(choice: RankChoice, held_out: tuple, alpha: float,
+                    delta: float) -> Certificate:
+    """The certificate of :class:`RankThreshold` (its docstring): the threshold at the
+    order statistic of the sorted held-out D0 scores with ``choice.rank`` above it."""
+    # k = rank of D0's held-out scores lie above t (fewer only at ties at t); the
+    # false-positive bound uses k itself, as P0(score > t) <= Beta(k + 1, m - k) for
+    # any distribution (Wilks), while false_positives reports the count
+    ss0, ss1 = held_out
+    t = ss0[[len(ss0) - choice.rank - 1]]
+    fp, fn = error_counts(ss0, ss1, t)
+    return Certificate(held_out, t, fp, fn, np.array([choice.rank]), alpha, delta,
+                       choice.record)
 
 
 def choose_rank(train0: np.ndarray, train1: np.ndarray, ranks, n_ho: int, delta: float,
