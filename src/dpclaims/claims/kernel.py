@@ -53,6 +53,7 @@ docs/architecture.md ("The verdict kernel"); docs/design.rst ("One place decides
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -359,9 +360,9 @@ def _deciding(bound: Bound | None, claim_id: str | None) -> Bound | None:
 def _shown_only(claimed: Claimed, lower: Bound | None, upper: Bound | None) -> str:
     """The sentence's note on the ends that are shown but do not decide."""
     q, out = claimed.quantity, []
-    for end, op in ((lower, ">="), (upper, "<=")):
+    for end, op, toward in ((lower, ">=", "down"), (upper, "<=", "up")):
         if end is not None:
-            out.append(f"{end.describe()} gives {q} {op} {_num(end.value)}")
+            out.append(f"{end.describe()} gives {q} {op} {_safe(end.value, toward)}")
     return (" Shown, not deciding: " + "; ".join(out) + ".") if out else ""
 
 
@@ -371,7 +372,7 @@ def _sentence(verdict: str, claimed: Claimed, lower: Bound | None, upper: Bound 
     lo = None if lower is None else lower.value
     hi = None if upper is None else upper.value
     if lo is not None and hi is not None and lo > hi:
-        a, b = _pair(lo, hi)
+        a, b = _safe_pair(lo, "down", hi, "up", operator.gt)
         return (f"Inconclusive: the bounds contradict each other ({lower.describe()} gives "
                 f"{q} >= {a}, {upper.describe()} gives {q} <= {b}); one tool is wrong, so "
                 f"nothing is decided about {desc}.")
@@ -379,24 +380,24 @@ def _sentence(verdict: str, claimed: Claimed, lower: Bound | None, upper: Bound 
     if verdict == "refuted":
         if d is Direction.AT_MOST or (d is Direction.EQUALS and lo is not None
                                       and lo > claimed.high):
-            a, b = _pair(lo, claimed.high)
+            a, b = _safe_pair(lo, "down", claimed.high, "nearest", operator.gt)
             return f"Refuted: {lower.describe()} certifies {q} >= {a}, above {desc}."
-        a, b = _pair(hi, claimed.low)
+        a, b = _safe_pair(hi, "up", claimed.low, "nearest", operator.lt)
         return f"Refuted: {upper.describe()} certifies {q} <= {a}, below {desc}."
     if verdict == "holds":
         if d is Direction.AT_MOST:
-            a, _ = _pair(hi, claimed.high)
+            a, _ = _safe_pair(hi, "up", claimed.high, "nearest", operator.le)
             return f"Holds: {upper.describe()} certifies {q} <= {a}, within {desc}."
         if d is Direction.AT_LEAST:
-            a, _ = _pair(lo, claimed.low)
+            a, _ = _safe_pair(lo, "down", claimed.low, "nearest", operator.ge)
             return f"Holds: {lower.describe()} certifies {q} >= {a}, within {desc}."
-        return (f"Holds: {q} lies in [{_num(lo)}, {_num(hi)}] ({lower.describe()}; "
+        return (f"Holds: {q} lies in [{_safe(lo, 'down')}, {_safe(hi, 'up')}] ({lower.describe()}; "
                 f"{upper.describe()}), within {desc}.")
     # inconclusive
     parts = []
-    parts.append(f"a certified lower bound {_num(lo)} ({lower.describe()})" if lower
+    parts.append(f"a certified lower bound {_safe(lo, 'down')} ({lower.describe()})" if lower
                  else "no certified lower bound")
-    parts.append(f"a certified upper bound {_num(hi)} ({upper.describe()})" if upper
+    parts.append(f"a certified upper bound {_safe(hi, 'up')} ({upper.describe()})" if upper
                  else "no certified upper bound")
     if lower is None and upper is None:
         return f"Inconclusive: no certified bound on {q} was computed, so {desc} is not decided."
@@ -648,14 +649,23 @@ def _num(x: float | str | None) -> str:
     return f"{x:.4g}"
 
 
-def _pair(a: float, b: float) -> tuple[str, str]:
-    """``a`` and ``b`` printed with the fewest significant digits (at least 4) that keep
-    two different numbers different, so that a printed "a > b" is never "2.385 > 2.385"."""
-    if a == b or not (math.isfinite(a) and math.isfinite(b)):
-        return _num(a), _num(b)
+def _safe(x: float | str | None, toward: str) -> str:
+    """A certified bound in a headline: 4 significant digits, rounded toward the side that
+    keeps it true ("down" for a lower bound: 3.07975 -> "3.079", never "3.08"; "up" for an
+    upper bound), by :func:`reading_number`."""
+    return reading_number(x, toward, 4)
+
+
+def _safe_pair(a: float, a_toward: str, b: float, b_toward: str, relation) -> tuple[str, str]:
+    """``a`` and ``b`` rounded toward their safe sides (:func:`_safe`) with the fewest
+    significant digits (at least 4) at which the printed numbers still satisfy
+    ``relation(a, b)`` (e.g. ``operator.gt`` for "a lower bound above the claim"), so a
+    printed "a > b" is never "2.385 > 2.385"; ``repr`` where 17 digits do not."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return _safe(a, a_toward), _safe(b, b_toward)
     for digits in range(4, 18):
-        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
-        if float(sa) != float(sb):
+        sa, sb = reading_number(a, a_toward, digits), reading_number(b, b_toward, digits)
+        if relation(float(sa), float(sb)):
             return sa, sb
     return repr(a), repr(b)
 
@@ -714,14 +724,14 @@ def _basis_key(b: dict) -> str:
             return (f"{c['quantity']} {op} {shown} claimed; computed = "
                     f"{_num(lo['value'])}{label}")
         ends, shown_only = [], []
-        for name, op_b in (("lower", ">="), ("upper", "<=")):
+        for name, op_b, toward in (("lower", ">=", "down"), ("upper", "<=", "up")):
             end = b.get(name)
             if end is None:
                 continue
             conf, basis = end.get("confidence"), end.get("basis")
             bits = ([_percent(conf)] if conf is not None else []) + (
                 [_basis_label(basis, end.get("proves"))] if basis else [])
-            text = f"{op_b} {_num(float(end['value']))}" + (
+            text = f"{op_b} {_safe(float(end['value']), toward)}" + (
                 f" ({', '.join(bits)})" if bits else "")
             (ends if end.get("decides", True) else shown_only).append(text)
         got = "certified " + " and ".join(ends) if ends else "no certified bound"
