@@ -117,6 +117,24 @@ def test_sentences_are_built_from_the_values():
     assert "95% confidence" in open_.sentence and "no certified upper bound" in open_.sentence
 
 
+def test_certified_bounds_print_rounded_toward_their_safe_side():
+    """A lower bound of 3.07975 never prints as 3.08 (nearest rounding would overstate
+    it), an upper bound of 2.30011 never as 2.3; the refutation's printed pair keeps its
+    relation (lower bound above the claim) however close the two numbers are."""
+    c = Claimed("epsilon", 1.0)
+    v = decide(CLAIM, "r", c, lower=Bound(3.07975, "audit", confidence=0.95,
+                                          basis="finite-sample"))
+    assert v.verdict == "refuted" and "epsilon >= 3.079," in v.sentence
+    assert ">= 3.079 (95%" in basis_key(v.evidence["basis"])
+    held = decide(CLAIM, "r", Claimed("epsilon", 2.4), upper=Bound(2.30011, "RDP", basis="exact"))
+    assert "epsilon <= 2.301," in held.sentence and "<= 2.301" in basis_key(held.evidence["basis"])
+    both = decide(CLAIM, "r", Claimed("epsilon", 1.5), lower=Bound(1.00049, "a", basis="exact"),
+                  upper=Bound(2.00001, "b", basis="exact"))
+    assert "lower bound 1 (" in both.sentence and "upper bound 2.001 (" in both.sentence
+    close = decide(CLAIM, "r", Claimed("epsilon", 2.0), lower=Bound(2.00004, "a", basis="exact"))
+    assert "epsilon >= 2.00004, above" in close.sentence
+
+
 def test_evidence_basis_is_the_kernels():
     with pytest.raises(ValueError, match="basis"):
         decide(CLAIM, "r", Claimed("e", 1.0), evidence={"basis": 1})
