@@ -266,3 +266,60 @@ def test_checks_run_in_this_process_when_forking_is_unsafe(monkeypatch, fork_saf
     with CheckTimer(workers=2) as timer:
         assert timer.start("where", os.getpid).result() != parent
     assert timer.in_process is None
+
+
+def _asleep():
+    time.sleep(3600)
+
+
+def _computes(seconds: float) -> str:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return "done"
+
+
+def test_a_forked_check_asleep_is_reported_and_one_that_computes_is_waited_for(
+        monkeypatch, unthreaded, fork_safe):
+    """A check whose process answers nothing and uses no CPU for the worker timeout
+    raises WorkerLostError (the CLI's exit 69) within about that time, and is
+    terminated; a check computing for twice the timeout is waited for."""
+    monkeypatch.setattr(processes, "openmp_threads_started", lambda: None)
+    with processes.worker_timeout(1.5), CheckTimer(workers=2) as timer:
+        busy = timer.start("computes", lambda: _computes(2.0))
+        asleep = timer.start("asleep", _asleep)
+        assert busy.result() == "done"
+        t0 = time.monotonic()
+        with pytest.raises(WorkerLostError, match=r"'asleep'.*worker timeout of 1.5 s"):
+            asleep.result()
+        assert time.monotonic() - t0 < 1.5 + 3  # about the timeout, never an hour
+        with pytest.raises(WorkerLostError):  # and on every later call
+            asleep.result()
+    assert multiprocessing.active_children() == []
+
+
+def test_a_pool_asleep_is_reported_and_one_that_computes_is_waited_for(fork_safe):
+    """collect(busy=...): work of unknown length (DP-SEP's Thm. 4.1 jobs) is judged by
+    the workers' CPU time: computing past the timeout is waited for; asleep, reported."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(1, mp_context=ctx)
+    try:
+        busy = processes.CpuProgress.for_timeout(lambda: processes.pool_pids(pool), 1.5).advanced
+        done = list(processes.collect([pool.submit(_computes, 2.0)], 1.5, 1, "job",
+                                      busy=busy))
+        assert done == ["done"]
+        t0 = time.monotonic()
+        with pytest.raises(WorkerLostError, match=r"none of them used CPU within the worker "
+                                                  r"timeout of 1.5 s"):
+            list(processes.collect([pool.submit(_asleep)], 1.5, 1, "job", busy=busy))
+        assert time.monotonic() - t0 < 1.5 + 3
+    finally:
+        processes.stop_pool(pool, wait_for_workers=False)
+    assert multiprocessing.active_children() == []
+
+
+def test_cpu_progress_refuses_a_bad_threshold():
+    with pytest.raises(ValueError, match="min_cpu"):
+        processes.CpuProgress(lambda: [], min_cpu=0)

@@ -15,7 +15,15 @@ import time
 import traceback
 
 from dpclaims.analysis.validation import InputError
-from dpclaims.execution.processes import StartMethod, record_start, start_method
+from dpclaims.execution.processes import (
+    MIN_WORKER_TIMEOUT,
+    CpuProgress,
+    StartMethod,
+    WorkerLostError,
+    current_worker_timeout,
+    record_start,
+    start_method,
+)
 
 _LOG = logging.getLogger(__name__)
 
@@ -48,10 +56,18 @@ class CheckTimer:
     silently). A check running on a Dask worker must not start processes of its own
     (the workers are daemonic): give it ``workers=1`` and no client.
 
+    A forked check is never waited for silently: ``result()`` raises
+    :class:`~dpclaims.execution.WorkerLostError` (the CLI exits 69) when the check's
+    process neither answered nor used half a CPU-second in the worker timeout (600 s, or
+    ``--worker-timeout``; :class:`~dpclaims.execution.processes.CpuProgress`), and
+    terminates it. A check that computes is waited for however long it takes.
+
     Raises
     ------
     InputError
         From ``start`` with a client: ``fn`` cannot be pickled.
+    WorkerLostError
+        From ``result()``: a forked check stopped answering (above).
     """
 
     def __init__(self, progress=None, workers: int = 1, client=None):
@@ -99,7 +115,8 @@ class CheckTimer:
         process = ctx.Process(target=child, name=f"dpclaims check: {name}")
         process.start()
         send.close()
-        handle = _Handle(process=process, receive=receive, timer=self, name=name)
+        handle = _Handle(process=process, receive=receive, timer=self, name=name,
+                         timeout=current_worker_timeout() or MIN_WORKER_TIMEOUT)
         self._handles.append(handle)
         return handle
 
@@ -175,11 +192,35 @@ class _Handle:
     """The value of a check started by :meth:`CheckTimer.start`."""
 
     def __init__(self, value=None, error=None, process=None, receive=None, timer=None,
-                 name=None, future=None):
+                 name=None, future=None, timeout: float = MIN_WORKER_TIMEOUT):
         self._value, self._error = value, error
         self._process, self._receive = process, receive
         self._timer, self._name = timer, name
         self._future = future
+        self._timeout = float(timeout)
+
+    def _wait(self) -> None:
+        """Wait until the check's process has answered or ended; raise
+        :class:`WorkerLostError` (and terminate it) once it has been silent and idle for
+        the timeout."""
+        process = self._process
+        progress = CpuProgress.for_timeout(lambda: [process.pid], self._timeout)
+        last = time.monotonic()
+        while not self._receive.poll(min(1.0, self._timeout)):
+            if not process.is_alive():
+                return
+            now = time.monotonic()
+            if progress.advanced():
+                last = now
+            elif now - last >= self._timeout:
+                lost = WorkerLostError(
+                    f"a worker was lost: the check {self._name!r}, run in a forked "
+                    f"process, neither answered nor used CPU within the worker timeout of "
+                    f"{self._timeout:g} s (it stopped answering); it was terminated and no "
+                    "report was written. Rerun with --workers 1 to run the checks here")
+                self.cancel()
+                self._error = lost  # raised again by every later result()
+                raise lost
 
     def result(self):
         """The check's value; its exception (from either process, or from the Dask worker)
@@ -193,6 +234,7 @@ class _Handle:
                     exc.add_note(f"in the check {self._name!r}, run on the Dask cluster")
                 self._error = exc
         if self._process is not None:
+            self._wait()
             try:
                 status, value, extra = self._receive.recv()
             except EOFError:

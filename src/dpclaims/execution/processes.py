@@ -66,6 +66,14 @@ for its blocks, ``timeout`` seconds in which none of them came back raise
 :class:`WorkerLostError` (the CLI exits 69 with one line naming the timeout and the
 worker count), and so does a worker process that died (``BrokenProcessPool``). The
 pool's processes are then terminated (:func:`stop_pool`).
+
+Work whose length is not known beforehand (a check run in a forked process by
+:class:`~dpclaims.execution.CheckTimer`, DP-SEP's Thm. 4.1 jobs) is judged by its CPU
+time instead (:class:`CpuProgress`): a process that answers nothing and uses less than
+half a CPU-second (a twentieth of a shorter timeout) in the worker timeout (600 s unless
+``--worker-timeout`` says otherwise) is waiting for something that will not come (the
+fork hang above leaves its child asleep on a lock) and is reported the same way; one
+that computes is waited for.
 """
 
 from __future__ import annotations
@@ -346,14 +354,77 @@ def current_worker_timeout() -> float | None:
     return _TIMEOUT[0]
 
 
+class CpuProgress:
+    """Whether processes still compute: their CPU time grew since the last time it did.
+
+    ``pids()`` gives the processes' ids at each call (a pool's may change); their CPU
+    time is user + system, their waited-for children's included (psutil). A process that
+    has ended counts no more. :meth:`advanced` is True when the total grew by at least
+    ``min_cpu`` seconds since it was last True (or since the object was made): so a
+    process asleep on a lock, which wakes for a few milliseconds now and then, does
+    not count as working.
+
+    Raises
+    ------
+    ValueError
+        ``min_cpu`` not positive.
+    """
+
+    def __init__(self, pids, min_cpu: float = 0.5):
+        if not min_cpu > 0:
+            raise ValueError(f"min_cpu must be a positive number of seconds, got {min_cpu!r}")
+        self._pids, self.min_cpu = pids, float(min_cpu)
+        self._mark = self.cpu_seconds()
+
+    @classmethod
+    def for_timeout(cls, pids, timeout: float) -> CpuProgress:
+        """The progress that keeps a wait of ``timeout`` seconds going: half a CPU-second,
+        or a twentieth of the timeout if less (so a short timeout on a loaded machine
+        does not take a process that gets a sliver of a core for one asleep)."""
+        return cls(pids, min_cpu=min(0.5, float(timeout) / 20))
+
+    def cpu_seconds(self) -> float:
+        """The processes' CPU seconds now (user + system, with waited-for children)."""
+        import psutil
+
+        total = 0.0
+        for pid in self._pids():
+            try:
+                t = psutil.Process(pid).cpu_times()
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+            total += t.user + t.system + t.children_user + t.children_system
+        return total
+
+    def advanced(self) -> bool:
+        """True when the CPU time grew by ``min_cpu`` since it last did."""
+        now = self.cpu_seconds()
+        if now - self._mark >= self.min_cpu:
+            self._mark = now
+            return True
+        return False
+
+
+def pool_pids(pool) -> list[int]:
+    """The process ids of a ``ProcessPoolExecutor``'s workers (none before it starts)."""
+    return [p.pid for p in list((getattr(pool, "_processes", None) or {}).values())
+            if p.pid is not None]
+
+
 def collect(futures: list, timeout: float, workers: int, what: str = "block",
-            hint: str = "", started=None) -> Iterator:
+            hint: str = "", started=None, busy=None) -> Iterator:
     """The results of ``futures`` in order; never waits silently.
 
     ``started``: None (the workers are running: forked), or a callable that says whether
     a worker has started (a spawned worker imports its modules and unpickles its objects
     first, seconds under load): until then the clock does not run, for at most
     ``max(timeout, 600 s)``.
+
+    ``busy``: None (``timeout`` counts from the last future that came back: the audit's
+    blocks, whose length the probe predicts), or a callable that says whether the
+    workers computed since it was last asked (:meth:`CpuProgress.advanced`): then the
+    clock restarts whenever they did, so ``timeout`` is the time without a result and
+    without CPU use (work of unknown length).
 
     Raises
     ------
@@ -382,13 +453,17 @@ def collect(futures: list, timeout: float, workers: int, what: str = "block",
                         f"was written{hint}")
                 last = now  # the clock runs from the workers' start
                 continue
+            if busy is not None and busy():
+                last = now
+                continue
             if now - last >= timeout:
+                idle = "" if busy is None else " and none of them used CPU"
                 raise WorkerLostError(
                     f"a worker was lost: no {what} came back from the {workers} worker "
-                    f"processes within the worker timeout of {timeout:g} s (a worker "
+                    f"processes{idle} within the worker timeout of {timeout:g} s (a worker "
                     "stopped answering); the workers were terminated and no report was "
                     "written. Rerun with --workers 1, or a longer --worker-timeout if the "
-                    "blocks are that slow")
+                    f"{what}s are that slow")
         try:
             yield f.result()
         except BrokenProcessPool as exc:

@@ -64,6 +64,14 @@ from dpclaims.claims.kernel import (
     decide,
     decide_all,
 )
+from dpclaims.execution.processes import (
+    MIN_WORKER_TIMEOUT,
+    CpuProgress,
+    collect,
+    current_worker_timeout,
+    pool_pids,
+    stop_pool,
+)
 from dpclaims.papers.dpsep.calibration import DELTA
 from dpclaims.papers.dpsep.catalogue import CLAIMS, CLAIMS_THM41_REMARKS, Budget
 from dpclaims.papers.dpsep.catalogue import reading as typed_reading
@@ -590,6 +598,12 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
         Run the grid's configurations and the σ calibrations as tasks on this Dask
         cluster instead (``workers`` is then not used); the same result.
 
+    Raises
+    ------
+    dpclaims.execution.WorkerLostError
+        A worker process died, or none answered nor used CPU within the worker timeout
+        (:func:`dpclaims.execution.processes.collect`); the pool is terminated.
+
     Returns
     -------
     verdicts : list of Verdict
@@ -614,6 +628,7 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
     order = sorted(range(len(jobs)), key=lambda i: -configs[i]["d"])
     pool = None if client is not None else _pool(workers)
     executor = client if client is not None else pool  # both: submit(fn, x).result()
+    finished = False
     try:
         if executor is None:
             _SIGMA_CACHE.update(_sigma_job(big_n) for big_n in todo)
@@ -621,11 +636,20 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
         else:
             sig_futures = [executor.submit(_sigma_job, big_n) for big_n in todo]
             futures = {i: executor.submit(_grid_one, jobs[i]) for i in order}
-            _SIGMA_CACHE.update(f.result() for f in sig_futures)
-            studies = [futures[i].result() for i in range(len(jobs))]
+            in_order = [futures[i] for i in range(len(jobs))]
+            if pool is None:  # Dask: its own scheduler reports lost workers
+                _SIGMA_CACHE.update(f.result() for f in sig_futures)
+                studies = [f.result() for f in in_order]
+            else:  # a worker asleep for the worker timeout is reported, never waited for
+                timeout = current_worker_timeout() or MIN_WORKER_TIMEOUT
+                busy = CpuProgress.for_timeout(lambda: pool_pids(pool), timeout).advanced
+                _SIGMA_CACHE.update(collect(sig_futures, timeout, workers, "Thm. 4.1 job",
+                                            busy=busy))
+                studies = list(collect(in_order, timeout, workers, "Thm. 4.1 job", busy=busy))
+        finished = True
     finally:
         if pool is not None:
-            pool.shutdown()
+            stop_pool(pool, wait_for_workers=finished)
     sigmas = {big_n: _SIGMA_CACHE[big_n] for big_n in set(n_values) | {N_BROAD}}
     verdicts, sections = [], []
     v1, s1 = _grid_part(budget, seed, studies, configs, out)
