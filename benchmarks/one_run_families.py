@@ -2,7 +2,7 @@
 on the same algorithm, and false refutations of the correct configurations.
 
 Run: ``nice .venv/bin/python benchmarks/one_run_families.py [--audits N] [--multi-runs R]
-[--no-gap | --gap-only]`` (with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``).
+[--no-gap | --gap-only] [--no-power]`` (with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``).
 
 The algorithms are those of ``examples/algorithms.py`` (``dpsep_one_run``, ``vips_one_run``
 and their planted bugs) with m = 100 canaries per run (VIPS's canaries are features of
@@ -29,6 +29,9 @@ own inclusions, certified together (:func:`~dpclaims.audits.one_run.one_run_cert
 the default strategy, the f-DP test certifying for DP-SEP's Gaussian-DP claim); a refutation
 is a certificate above the claim, which a valid certificate allows with probability at most
 alpha = 0.05. The Clopper-Pearson 95 % interval of the rate is printed.
+
+Table C (``--gap-only`` or ``--no-power`` skip it): the same for the planted bugs, whose
+refutation rate is the power of a one-run audit of one run.
 """
 
 from __future__ import annotations
@@ -100,15 +103,19 @@ def table_a(multi_runs: int = MULTI_RUNS) -> None:
               f"{many:>9.3f} | {t1 - t0:>6.1f} {t2 - t1:>6.1f} {t3 - t2:>7.1f}", flush=True)
 
 
-def table_b(n: int) -> None:
-    print(f"\nTable B: one-run audits of the correct configurations: {n} audits each (one "
-          f"run of m = {M} canaries), alpha = {ALPHA}")
+def table_b(n: int, correct: bool = True) -> None:
+    """N one-run audits of each correct configuration (false refutations), or of each
+    planted bug (``correct=False``: the refutation rate is the audit's power)."""
+    what = ("the correct configurations" if correct else
+            "the planted bugs (the refutation rate is the power)")
+    print(f"\nTable {'B' if correct else 'C'}: one-run audits of {what}: {n} audits each "
+          f"(one run of m = {M} canaries), alpha = {ALPHA}")
     head = (f"{'setting':38} {'claim':>7} {'audits':>6} {'refuted':>7} {'rate':>7}  "
             f"{'CP 95% interval':16} {'median':>7} {'max':>7} {'s':>7}")
     print(head)
     print("-" * len(head))
-    for name, alg, correct in settings():
-        if not correct:
+    for name, alg, ok in settings():
+        if ok != correct:
             continue
         t0 = time.perf_counter()
         key = ("one-run-families-false-refutation", name)
@@ -131,11 +138,14 @@ def main() -> None:
                    help="runs per dataset of the multi-run audit")
     p.add_argument("--no-gap", action="store_true", help="skip table A")
     p.add_argument("--gap-only", action="store_true", help="table A only")
+    p.add_argument("--no-power", action="store_true", help="skip table C")
     args = p.parse_args()
     if not args.no_gap:
         table_a(args.multi_runs)
     if not args.gap_only:
         table_b(args.audits)
+        if not args.no_power:
+            table_b(args.audits, correct=False)
     sys.stdout.flush()
 
 
