@@ -67,6 +67,24 @@ last 1000 hold the Dirac gradient canaries; claimed epsilon 1.665, dp_accounting
     Correct.
 ``dpvi_one_run_noise_not_rescaled``  (planted bug)
     The noise std is sigma * 0.25 instead of sigma * C: a quarter of the noise.
+
+One-run audits of DP-SEP and VIPS (``check-variant ... --one-run 100``; 100 canary slots):
+
+``dpsep_one_run``
+    DP-SEP as printed (eq. 4, Prop. 1's noise), N = 110 records of which 100 are canary
+    slots (site canaries in the natural-parameter coordinates of 13 quiet features, d = 15,
+    prior precision 0.2), one epoch, sigma = 2; claimed epsilon 1.994 as above. Correct.
+``dpsep_one_run_sep_update``  (planted bug)
+    SEP's own update with the paper's noise (noise N = 110 times too small for its
+    sensitivity 2 gamma C): refuted in one run of 100 canaries.
+``vips_one_run``
+    VIPS (BLR, without replacement), N = 200 records of which 100 are canary slots (the
+    records (e_j, y) on 100 quiet features, d = 102), S = 10, E = 3 epochs (J = 60),
+    sigma = 3; claimed epsilon 1.76 (dp_accounting RDP). Correct.
+``vips_one_run_noise_for_n``  (planted bug)
+    The noise is calibrated to the sensitivities of an average over N = 200 records
+    (eq. 57 read with the dataset size) instead of the batch's S = 10: 20 times too
+    little noise; refuted in one run of 100 canaries.
 """
 
 import math
@@ -154,3 +172,28 @@ def vips_shuffled_as_wor():
 def vips_shuffled_as_wor_small_q():
     return VIPSRun(n_records=100, batch_size=10, epochs=1, noise_multiplier=2.0,
                    batching="shuffle", label="vips-shuffled-partition-as-wor-q0.1")
+
+
+DPSEP_ONE_RUN = dict(n_records=110, epochs=1, noise_multiplier=2.0, dim=15, prior_scale=0.2,
+                     canary_slots=100)
+
+
+def dpsep_one_run():
+    return PrintedDPSEPPass(**DPSEP_ONE_RUN, reading="as-printed", label="dpsep-one-run")
+
+
+def dpsep_one_run_sep_update():
+    return PrintedDPSEPPass(**DPSEP_ONE_RUN, reading="sep-invariant",
+                            label="dpsep-one-run-sep-update-paper-noise")
+
+
+VIPS_ONE_RUN = dict(n_records=200, batch_size=10, epochs=3, noise_multiplier=3.0, dim=102,
+                    canary_slots=100)
+
+
+def vips_one_run():
+    return VIPSRun(**VIPS_ONE_RUN, label="vips-one-run")
+
+
+def vips_one_run_noise_for_n():
+    return VIPSRun(**VIPS_ONE_RUN, noise_batch_size=200, label="vips-one-run-noise-for-n")

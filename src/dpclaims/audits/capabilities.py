@@ -101,9 +101,10 @@ class HasGradientCanaries(Protocol):
     clipped per-example contribution to each step that samples it (as the run samples any
     record) is ``signs[r, i] * clip * e_j``, j = ``gradient_canary_coordinates(m)[i]`` (a
     coordinate of a step's released statistic, the same in the final output for a
-    final-iterate run); 0 is a canary left out. Returns what ``run`` returns: (R, S, k) or
-    (R, P). ``gradient_canary_slots``: the largest m the run has coordinates for (Steinke,
-    Nasr & Jagielski 2023, Sec. 6; Nasr et al. 2023)."""
+    final-iterate run); 0 is a canary left out (never passed under replace-one, where
+    every canary is in the data and its sign is its inclusion). Returns what ``run``
+    returns: (R, S, k) or (R, P). ``gradient_canary_slots``: the largest m the run has
+    coordinates for (Steinke, Nasr & Jagielski 2023, Sec. 6; Nasr et al. 2023)."""
 
     gradient_canary_slots: int
     clip: float

@@ -23,6 +23,16 @@ a canary, and planted-bug switches.
     epoch; :func:`dpclaims.analysis.accounting.dp_event_for` with a shuffled pass), exact
     epsilon ``get_epsilon_gaussian(sigma / sqrt(T), delta)``. (The paper accounts the pass
     as subsampling with autodp; that is a separate claim, ``dpsep/prop2-privacy``.)
+
+    One-run audits (``canary_slots = m_max``; :meth:`DPSEPPass.run_gradient_canaries`,
+    the capability :class:`~dpclaims.audits.capabilities.HasGradientCanaries`): the last t
+    features are zero in the background records, so every ordinary site (a probit site is
+    h = a x, precision pi x x^T; Probit) is zero in the natural-parameter coordinates
+    of those features, h_j and Lambda_jk for quiet j, k: t + t(t + 1)/2 coordinates,
+    the smallest t that holds ``canary_slots``. The N records of a pass are N - m_max
+    background records and m_max slot records; slot i holds canary i, a site canary
+    whose clipped site theta_fn is sign_i C e_j(i) (Algorithm 3 step 6; Prop. 1 holds
+    for every site of norm <= C), or an empty record (x = 0: site exactly 0).
 """
 
 
@@ -47,6 +57,7 @@ from dpclaims.analysis.validation import (
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.audits.whole_run import (
     WholeRunAlgorithm,
+    check_canary_signs,
     check_flagged,
     check_gaussian_delta,
     check_threat_model,
@@ -58,15 +69,19 @@ SEP_READINGS = ("as-printed", "sep-invariant", "sep-invariant-recalibrated")
 # =========================================================================== DP-SEP
 
 
-def dpsep_background(n_records: int, dim: int = 2, seed: int = 0):
-    """Ordinary records for :class:`DPSEPPass`: x = (0, z), z ~ N(0, I_{d-1}), y = sign of
-    a probit draw in {-1, +1}. A probit site is h = a x, precision b x x^T, so with
-    x_1 = 0 the sites have no h_1 component: u = e_1 is quiet."""
+def dpsep_background(n_records: int, dim: int = 2, seed: int = 0, quiet_tail: int = 0):
+    """Ordinary records for :class:`DPSEPPass`: x = (0, z, 0), z ~ N(0, I_{d-1-t}), y =
+    sign of a probit draw in {-1, +1}, t = ``quiet_tail`` trailing zero features. A probit
+    site is h = a x, precision b x x^T, so with x_1 = 0 the sites have no h_1 component
+    (u = e_1 is quiet), and no component in h_j or Lambda_jk for a quiet feature j (the
+    one-run audit's canary coordinates). With t = 0 the same numbers as before the
+    parameter existed."""
     n = check_count(n_records, "n_records")
-    d = check_count(dim, "dim", minimum=2)
+    t = check_count(quiet_tail, "quiet_tail", minimum=0)
+    d = check_count(dim, "dim", minimum=2 + t)
     rng = np.random.default_rng(seed)
     x = np.zeros((n, d))
-    x[:, 1:] = rng.standard_normal((n, d - 1))
+    x[:, 1:d - t] = rng.standard_normal((n, d - 1 - t))
     y = np.where(x[:, 1] + rng.standard_normal(n) > 0, 1.0, -1.0)
     return x, y, np.zeros(n)
 
@@ -97,12 +112,19 @@ class DPSEPPass(WholeRunAlgorithm):
     prior_scale : float
         theta_0 = prior_scale * (0, ..., 0; I) (precision prior_scale I): ||theta_0|| <= C
         is checked (Algorithm 3 requires it).
+    canary_slots : int
+        m_max >= 0: room for the one-run audit's site canaries
+        (:meth:`run_gradient_canaries`). The last t features (the smallest t with
+        t + t(t+1)/2 >= m_max; d >= 2 + t) are zero in the background, whose N - m_max
+        records every run completes with m_max slot records (empty in :meth:`run`), so a
+        pass still covers N records. 0 (default): no slots, the same numbers as before.
 
     Raises
     ------
     ValueError
         N < 2, T < 1, d < 2, non-positive C, gamma, sigma or prior_scale, an unknown
-        reading or threat model, delta outside (0, 1), ||theta_0|| > C.
+        reading or threat model, delta outside (0, 1), ||theta_0|| > C, canary_slots < 0,
+        N <= canary_slots, d too small for canary_slots.
     """
 
     n_records: int = 10
@@ -117,6 +139,7 @@ class DPSEPPass(WholeRunAlgorithm):
     prior_scale: float = 0.5
     data_seed: int = 0
     label: str | None = None
+    canary_slots: int = 0
     relation: str = field(default="replace-one", init=False)
     trace_reduction: str = field(default="max-per-epoch", init=False)
 
@@ -129,6 +152,15 @@ class DPSEPPass(WholeRunAlgorithm):
             raise ValueError(f"reading must be one of {SEP_READINGS}, got {self.reading!r}")
         check_threat_model(self.threat_model)
         object.__setattr__(self, "dim", check_count(self.dim, "dim", minimum=2))
+        slots = check_count(self.canary_slots, "canary_slots", minimum=0)
+        object.__setattr__(self, "canary_slots", slots)
+        if slots and self.n_records <= slots:
+            raise ValueError(f"n_records N = {self.n_records} must exceed canary_slots = "
+                             f"{slots} (a pass covers N - canary_slots background records "
+                             "and the slots)")
+        if slots and self.dim < 2 + self.quiet_features:
+            raise ValueError(f"canary_slots = {slots} needs dim >= {2 + self.quiet_features} "
+                             f"({self.quiet_features} quiet features), got dim = {self.dim}")
         object.__setattr__(self, "delta", check_gaussian_delta(self.delta))
         if np.linalg.norm(self.theta_0) > self.clip * (1 + 1e-12):
             raise ValueError(f"||theta_0|| = {np.linalg.norm(self.theta_0):.4g} exceeds C = "
@@ -157,7 +189,37 @@ class DPSEPPass(WholeRunAlgorithm):
 
     @cached_property
     def data(self):
-        return dpsep_background(self.n_records, self.dim, self.data_seed)
+        """The background records: N of them, or N - canary_slots with t quiet features
+        (:func:`dpsep_background`; each run adds the slot records)."""
+        return dpsep_background(self.n_records - self.canary_slots, self.dim,
+                                self.data_seed, self.quiet_features)
+
+    @property
+    def quiet_features(self) -> int:
+        """t: the smallest t >= 0 with t + t(t + 1)/2 >= ``canary_slots`` (0 without slots)."""
+        t = 0
+        while t + t * (t + 1) // 2 < self.canary_slots:
+            t += 1
+        return t
+
+    @property
+    def gradient_canary_slots(self) -> int:
+        """How many site canaries a one-run audit may place (``canary_slots``)."""
+        return self.canary_slots
+
+    def gradient_canary_coordinates(self, m: int) -> np.ndarray:
+        """j(i) for canary i < m: flat natural-parameter coordinates of the quiet features
+        (the last t): first h_j, then Lambda_jk (j <= k, both quiet) in the order of
+        :func:`~dpclaims.analysis.gaussian.flatten_natural`. No background site has a
+        component there (:func:`dpsep_background`). ValueError for m above the slots."""
+        m = check_count(m, "m")
+        if m > self.canary_slots:
+            raise ValueError(f"{self.name}: room for {self.canary_slots} site canaries, "
+                             f"asked for {m}")
+        d, t = self.dim, self.quiet_features
+        iu = np.triu_indices(d)
+        block = np.flatnonzero((iu[0] >= d - t) & (iu[1] >= d - t))
+        return np.concatenate([np.arange(d - t, d), d + block])[:m]
 
     @property
     def epoch_length(self) -> int:
@@ -216,12 +278,18 @@ class DPSEPPass(WholeRunAlgorithm):
             raise ValueError("y must hold labels in {-1, +1} (probit)")
         return x, y, c
 
-    def _sites(self, theta_f, x, y, c):
-        """Clipped sites (n, p) of records (x (n, d), y (n,), c (n,)) at states theta_f."""
+    def _sites(self, theta_f, x, y, c, j=None):
+        """Clipped sites (n, p) of records (x (n, d), y (n,), c (n,)) at states theta_f; a
+        record with c != 0 has the site c C e_j (j (n,) coordinates; None: u = e_1)."""
         cav = self.theta_0 + (self.n_records - 1) * theta_f
         mean, cov, _ = cavity_moments(cav, self.params.pd_floor)
         site = clip_to_norm(Probit().site(mean, cov, x, y), self.clip)
-        return np.where((c != 0)[:, None], c[:, None] * self.clip * self.canary_direction, site)
+        if j is None:
+            canary = c[:, None] * self.clip * self.canary_direction
+        else:
+            canary = np.zeros_like(site)
+            canary[np.arange(c.shape[0]), j] = c * self.clip
+        return np.where((c != 0)[:, None], canary, site)
 
     def run(self, data, rng: np.random.Generator, n_runs: int) -> np.ndarray:
         """``n_runs`` runs of T epochs (Algorithm 3 with the reading's update).
@@ -231,8 +299,61 @@ class DPSEPPass(WholeRunAlgorithm):
 
         Raises ValueError on bad data or n_runs < 1.
         """
-        n = check_count(n_runs, "n_runs")
+        return self._run(data, rng, check_count(n_runs, "n_runs"))
+
+    def run_gradient_canaries(self, data, rng: np.random.Generator, signs) -> np.ndarray:
+        """R runs on ``data`` with m site canaries (the one-run audit's capability,
+        :class:`~dpclaims.audits.capabilities.HasGradientCanaries`).
+
+        Canary i is slot record i: a record whose clipped site (Algorithm 3 step 6,
+        theta_fn of norm <= C) is ``signs[r, i] * C * e_j(i)`` whatever the cavity, j(i)
+        from :meth:`gradient_canary_coordinates`; the other slots (i >= m) are empty
+        records (x = 0, site 0). Each pass processes every record once at a hidden random
+        position (as every record), so the step that processes canary i releases
+        theta~_new = w_n sign_i C e_j(i) + w_f theta_f + theta_0 + noise (eq. 4; w_n =
+        gamma / N as printed, gamma for SEP's own update) and no other step's site has a
+        component at j(i). Sensitivity (replace-one, as the claim): flipping sign_i
+        replaces one record by another whose site differs by 2 C e_j(i), so theta_new
+        moves by w_n 2 C = 2 gamma C / N, exactly Prop. 1's Delta (the bound attained),
+        in the one step per epoch that processes it; every canary bit is a replace-one
+        neighbour of the claim's (one Gaussian(sigma) per epoch, T epochs).
+
+        Parameters
+        ----------
+        data : (x (N', d), y (N',), site_canary (N',))
+            As for :meth:`run` (normally :attr:`data`, N' = N - canary_slots).
+        rng : numpy Generator
+        signs : array (R, m) in {-1, +1}
+            The canaries' signs (replace-one: every canary is present).
+
+        Returns
+        -------
+        ndarray
+            As :meth:`run`: (R, T (N' + canary_slots), p) or (R, p).
+
+        Raises
+        ------
+        ValueError
+            signs not (R, m) in {-1, +1}, m above ``canary_slots``, bad data.
+        """
+        signs = check_canary_signs(signs, self.relation)
+        self.gradient_canary_coordinates(signs.shape[1])        # checks m
+        return self._run(data, rng, check_count(signs.shape[0], "R"), signs)
+
+    def _run(self, data, rng: np.random.Generator, n: int, signs=None) -> np.ndarray:
         x, y, c = self.check_data(data)
+        j = None
+        if self.canary_slots:       # the slot records: canaries (signs) or empty
+            t = self.canary_slots
+            x = np.concatenate([x, np.zeros((t, self.dim))])
+            y = np.concatenate([y, np.ones(t)])
+            slot = np.zeros((n, t))
+            if signs is not None:
+                slot[:, :signs.shape[1]] = signs
+            c = np.concatenate([np.broadcast_to(c, (n, c.size)), slot], axis=1)
+            j = np.concatenate([np.zeros(x.shape[0] - t, dtype=np.int64),
+                                self._slot_coordinates()])
+        rows = np.arange(n)
         N, p = x.shape[0], self.p
         std = self.params.noise_std(self.n_records)
         theta_f = np.zeros((n, p))
@@ -242,13 +363,20 @@ class DPSEPPass(WholeRunAlgorithm):
             perms = rng.permuted(np.tile(np.arange(N), (n, 1)), axis=1)
             for k in range(N):
                 i = perms[:, k]
-                site = self._sites(theta_f, x[i], y[i], c[i])
+                if j is None:
+                    site = self._sites(theta_f, x[i], y[i], c[i])
+                else:
+                    site = self._sites(theta_f, x[i], y[i], c[rows, i], j[i])
                 new = dpsep_theta_new(theta_f, site, self.theta_0, self.n_records, self.params)
                 new = new + std * rng.standard_normal((n, p))
                 if trace is not None:
                     trace[:, t * N + k] = new
                 theta_f = clip_to_norm((new - self.theta_0) / self.n_records, self.clip)
         return trace if trace is not None else self.theta_0 + self.n_records * theta_f
+
+    def _slot_coordinates(self) -> np.ndarray:
+        """The coordinates of all ``canary_slots`` slots (:meth:`gradient_canary_coordinates`)."""
+        return self.gradient_canary_coordinates(self.canary_slots)
 
     def updates(self, releases) -> np.ndarray:
         """Residuals theta~_new - (w_f theta_f + theta_0) (n, S, p), theta_f =
@@ -280,4 +408,5 @@ class DPSEPPass(WholeRunAlgorithm):
         return {"N": self.n_records, "T": self.epochs, "C": self.clip, "gamma": self.damping,
                 "sigma": self.noise_multiplier, "reading": self.reading,
                 "noise_std": self.params.noise_std(self.n_records),
-                "threat_model": self.threat_model, "d": self.dim, "delta": self.delta}
+                "threat_model": self.threat_model, "d": self.dim, "delta": self.delta,
+                **({"canary_slots": self.canary_slots} if self.canary_slots else {})}

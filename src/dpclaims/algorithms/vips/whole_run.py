@@ -22,6 +22,13 @@ a canary, and planted-bug switches.
     blr_sensitivities`). Canary: input-space, record 0 set to (e_1, y = 0), resp.
     (e_1, y = 1): s1 moves by e_1 / S (the full Delta_s1).
 
+    One-run audits (``canary_slots = t``; :meth:`VIPSRun.run_gradient_canaries`, the
+    capability :class:`~dpclaims.audits.capabilities.HasGradientCanaries`): the
+    background records are zero beyond their second feature, so the last t features hold
+    Dirac canaries of s1: canary i is the record (e_j(i), y = (1 + sign_i)/2), a record of
+    the paper's domain (Sec. 3.2.1: ||x|| <= 1, y in {0, 1}). Planted bug
+    ``noise_batch_size``: the noise is calibrated to the sensitivities of an average over
+    that many records instead of the batch's S (eq. 57 read with N, the dataset size).
 """
 
 
@@ -52,6 +59,7 @@ from dpclaims.analysis.validation import (
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.audits.whole_run import (
     WholeRunAlgorithm,
+    check_canary_signs,
     check_gaussian_delta,
     check_threat_model,
 )
@@ -64,7 +72,8 @@ BATCHINGS = ("wor", "shuffle")
 
 def vips_background(n_records: int, dim: int = 2, seed: int = 0):
     """Ordinary BLR records for :class:`VIPSRun`: x = (0, +-1, 0...) (unit norm, x_1 = 0),
-    y ~ Bernoulli(sigmoid(2 x_2)). Their s1 has no e_1 component."""
+    y ~ Bernoulli(sigmoid(2 x_2)). Their s1 has no e_1 component, nor any component in
+    features 3..d (the one-run audit's canary features, ``canary_slots``)."""
     n = check_count(n_records, "n_records")
     d = check_count(dim, "dim", minimum=2)
     rng = np.random.default_rng(seed)
@@ -94,12 +103,21 @@ class VIPSRun(WholeRunAlgorithm):
         triu(<m m^T>)) (n, d + d(d+1)/2).
     dim, delta, prior_precision, tau0, kappa, psd_floor
         As :func:`~dpclaims.algorithms.vips.blr.run_vips_blr`.
+    canary_slots : int
+        t >= 0: room for the one-run audit's canaries (:meth:`run_gradient_canaries`) in
+        the last t features (d >= 2 + t). The background then has N - t records and every
+        run completes it with t slot records (empty, x = 0 and y = 0, in :meth:`run`),
+        so a run still samples from N records. 0 (default): the same numbers as before.
+    noise_batch_size : int, optional
+        Planted bug: the noise is sigma times the sensitivities of an average over this
+        many records (e.g. N: eq. 57 read with the dataset size) instead of over S.
 
     Raises
     ------
     ValueError
         S > N, S not dividing N for "shuffle", E < 1, sigma <= 0, an unknown batching or
-        threat model, delta outside (0, 1), kappa outside (0.5, 1].
+        threat model, delta outside (0, 1), kappa outside (0.5, 1], canary_slots < 0 or
+        >= N, d < 2 + canary_slots, noise_batch_size < 1.
     """
 
     n_records: int = 20
@@ -116,6 +134,8 @@ class VIPSRun(WholeRunAlgorithm):
     psd_floor: float = 1e-4
     data_seed: int = 0
     label: str | None = None
+    canary_slots: int = 0
+    noise_batch_size: int | None = None
     relation: str = field(default="replace-one", init=False)
 
     def __post_init__(self) -> None:
@@ -135,16 +155,26 @@ class VIPSRun(WholeRunAlgorithm):
         if (self.epochs * n) % s:
             raise ValueError(f"E N / S = {self.epochs} x {n} / {s} is not an integer")
         check_threat_model(self.threat_model)
-        object.__setattr__(self, "dim", check_count(self.dim, "dim", minimum=2))
+        slots = check_count(self.canary_slots, "canary_slots", minimum=0)
+        object.__setattr__(self, "canary_slots", slots)
+        if slots >= n:
+            raise ValueError(f"canary_slots = {slots} must be below N = {n} (the background "
+                             "holds N - canary_slots records)")
+        object.__setattr__(self, "dim", check_count(self.dim, "dim", minimum=2 + slots))
+        if self.noise_batch_size is not None:
+            object.__setattr__(self, "noise_batch_size",
+                               check_count(self.noise_batch_size, "noise_batch_size"))
         object.__setattr__(self, "delta", check_gaussian_delta(self.delta))
         check_positive(self.prior_precision, "prior_precision")
         step_sizes(1, self.tau0, self.kappa)
 
     @property
     def name(self) -> str:
+        bug = (f", noise for S={self.noise_batch_size}" if self.noise_batch_size is not None
+               else "")
         return self.label or (f"vips-blr[{self.batching}; N={self.n_records}, "
                               f"S={self.batch_size}, E={self.epochs}, "
-                              f"sigma={self.noise_multiplier:g}; {self.threat_model}]")
+                              f"sigma={self.noise_multiplier:g}{bug}; {self.threat_model}]")
 
     @property
     def iterations(self) -> int:
@@ -153,7 +183,30 @@ class VIPSRun(WholeRunAlgorithm):
 
     @cached_property
     def data(self):
-        return vips_background(self.n_records, self.dim, self.data_seed)
+        """The background records: N of them, or N - canary_slots (each run adds the
+        slot records; :func:`vips_background`)."""
+        return vips_background(self.n_records - self.canary_slots, self.dim, self.data_seed)
+
+    @property
+    def clip(self) -> float | None:
+        """1 / (2S): the largest norm of one record's term (y - 1/2) x / S of s1 (eq. 56,
+        ||x|| <= 1), the norm of a one-run canary's contribution; None without slots."""
+        return 0.5 / self.batch_size if self.canary_slots else None
+
+    @property
+    def gradient_canary_slots(self) -> int:
+        """How many Dirac canaries a one-run audit may place (``canary_slots``)."""
+        return self.canary_slots
+
+    def gradient_canary_coordinates(self, m: int) -> np.ndarray:
+        """j(i) = d - t + i: canary i's feature, its coordinate of s1 in the released
+        [s1~, triu(s2~)] (and of mu in the final [mu, triu(<m m^T>)]). ValueError for m
+        above the slots."""
+        m = check_count(m, "m")
+        if m > self.canary_slots:
+            raise ValueError(f"{self.name}: room for {self.canary_slots} canaries, asked "
+                             f"for {m}")
+        return self.dim - self.canary_slots + np.arange(m)
 
     @property
     def input_canary(self):
@@ -177,6 +230,12 @@ class VIPSRun(WholeRunAlgorithm):
     def sensitivities(self) -> tuple[float, float]:
         """(Delta_s1, Delta_s2) = (1/S, sqrt(2)/(4S)), the tight bounds."""
         return blr_sensitivities(self.batch_size, "tight")
+
+    @property
+    def noise_sensitivities(self) -> tuple[float, float]:
+        """The sensitivities the noise is calibrated to: :attr:`sensitivities`, or those of
+        an average over ``noise_batch_size`` records (the planted bug)."""
+        return blr_sensitivities(self.noise_batch_size or self.batch_size, "tight")
 
     @cached_property
     def claim(self) -> PrivacyClaim:
@@ -227,7 +286,7 @@ class VIPSRun(WholeRunAlgorithm):
     def _release(self, x, y, mm, rng):
         """(s1~, s2~) of batches x (n, S, d), y (n, S) at second moments mm (n, d, d)."""
         s1, s2 = _statistics(x, y, mm)
-        d1, d2 = self.sensitivities
+        d1, d2 = self.noise_sensitivities
         n = x.shape[0]
         s1 = s1 + self.noise_multiplier * d1 * rng.standard_normal(s1.shape)
         s2 = s2 + symmetric_noise(rng, self.dim, self.noise_multiplier * d2, size=(n,))
@@ -239,8 +298,62 @@ class VIPSRun(WholeRunAlgorithm):
         Returns every released [s1~, triu(s2~)] (n_runs, J, d + d(d+1)/2), or the final
         [mu, triu(<m m^T>)] (n_runs, d + d(d+1)/2). Raises ValueError on bad data.
         """
-        n = check_count(n_runs, "n_runs")
+        return self._run(data, rng, check_count(n_runs, "n_runs"))
+
+    def run_gradient_canaries(self, data, rng: np.random.Generator, signs) -> np.ndarray:
+        """R runs on ``data`` with m Dirac canaries (the one-run audit's capability,
+        :class:`~dpclaims.audits.capabilities.HasGradientCanaries`).
+
+        Canary i is slot record i, (x, y) = (e_j(i), (1 + sign_i)/2), j(i) from
+        :meth:`gradient_canary_coordinates`; the other slots are empty records (0, 0).
+        Every iteration draws its batch of S from all N records (or cuts the epoch's
+        permutation, ``batching="shuffle"``), canaries included. Its contribution to the
+        released s1~ (eq. 56; s1 = (1/S) sum_n (y_n - 1/2) x_n, the expected sufficient
+        statistic of the batch) is sign_i e_j(i) / (2S) = sign_i C e_j(i) with C =
+        :attr:`clip` = 1/(2S), at a coordinate no background record uses; to s2~ (eq.
+        58) <xi> e_j e_j^T / S, the same for both signs (the PG mean <xi> does not
+        depend on y). Sensitivity (replace-one, as the claim): flipping sign_i replaces
+        one record by another; s1 moves by e_j(i) / S, the whole Delta_s1 = 1/S (tight
+        form of eq. 57), s2 not at all. In units of each block's noise that is a
+        Gaussian of multiplier sigma in each iteration that samples the canary, where
+        the claim accounts sigma / sqrt 2 (both blocks at their full sensitivity): a
+        correct run's canary leaks less than the claim allows, so the audit is valid and
+        conservative.
+
+        Parameters
+        ----------
+        data : (x (N', d), y (N',))
+            As for :meth:`run` (normally :attr:`data`, N' = N - canary_slots).
+        rng : numpy Generator
+        signs : array (R, m) in {-1, +1}
+            The canaries' signs (replace-one: every canary is present).
+
+        Returns
+        -------
+        ndarray
+            As :meth:`run`: (R, J, d + d(d+1)/2) or (R, d + d(d+1)/2).
+
+        Raises
+        ------
+        ValueError
+            signs not (R, m) in {-1, +1}, m above ``canary_slots``, bad data.
+        """
+        signs = check_canary_signs(signs, self.relation)
+        coords = self.gradient_canary_coordinates(signs.shape[1])
+        return self._run(data, rng, check_count(signs.shape[0], "R"), (signs, coords))
+
+    def _run(self, data, rng: np.random.Generator, n: int, canaries=None) -> np.ndarray:
         x, y = self.check_data(data)
+        if self.canary_slots:       # the slot records: canaries or empty (0, 0)
+            t = self.canary_slots
+            slot_x, slot_y = np.zeros((t, self.dim)), np.zeros((n, t))
+            if canaries is not None:
+                signs, coords = canaries
+                slot_x[np.arange(coords.size), coords] = 1.0
+                slot_y[:, :coords.size] = (1.0 + signs) / 2
+            x = np.concatenate([x, slot_x])
+            y = np.concatenate([np.broadcast_to(y, (n, y.size)), slot_y], axis=1)
+        rows = np.arange(n)[:, None]
         N, S, d = x.shape[0], self.batch_size, self.dim
         rho = step_sizes(self.iterations, self.tau0, self.kappa)
         alpha = self.prior_precision
@@ -258,7 +371,8 @@ class VIPSRun(WholeRunAlgorithm):
                 if j % per_epoch == 0:
                     perm = rng.permuted(np.tile(np.arange(N), (n, 1)), axis=1)
                 batch = perm[:, (j % per_epoch) * S:(j % per_epoch + 1) * S]
-            s1, s2 = self._release(x[batch], y[batch], mm, rng)
+            yb = y[rows, batch] if y.ndim == 2 else y[batch]
+            s1, s2 = self._release(x[batch], yb, mm, rng)
             if trace is not None:
                 trace[:, j] = np.concatenate([s1, triu_vector(s2)], axis=1)
             s2, _ = project_psd(s2, self.psd_floor)
@@ -294,4 +408,7 @@ class VIPSRun(WholeRunAlgorithm):
         return {"N": self.n_records, "S": self.batch_size, "E": self.epochs,
                 "J": self.iterations, "sigma": self.noise_multiplier,
                 "batching": self.batching, "threat_model": self.threat_model, "d": self.dim,
-                "delta": self.delta, "sensitivities": list(self.sensitivities)}
+                "delta": self.delta, "sensitivities": list(self.sensitivities),
+                **({"canary_slots": self.canary_slots} if self.canary_slots else {}),
+                **({"noise_batch_size": self.noise_batch_size}
+                   if self.noise_batch_size is not None else {})}
