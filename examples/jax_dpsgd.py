@@ -39,34 +39,63 @@ def dpsgd_train(data, n_valid, key, *, steps, q, clip, lr, noise_std, do_clip,
     sampled). ``noise_std``: the std of the noise added to the clipped sum (sigma C when
     correct). Returns the trace (steps, d) or the final parameters (d,).
     """
+    return _dpsgd(data, n_valid, key, None, steps=steps, q=q, clip=clip, lr=lr,
+                  noise_std=noise_std, do_clip=do_clip, full_trace=full_trace,
+                  n_records=n_records)
+
+
+def dpsgd_train_canaries(data, n_valid, key, signs, *, steps, q, clip, lr, noise_std,
+                         do_clip, full_trace, n_records):
+    """:func:`dpsgd_train` with the one-run audit's t Dirac gradient canaries.
+
+    The parameters are (theta (2,), one coordinate per canary slot): d = 2 + t, and the
+    released sums (steps, d). Canary i is a record whose clipped contribution is
+    ``signs[i] * clip * e_(2+i)`` (x = 0 on the two features, so the logistic loss does
+    not see it); it joins each step's batch independently with probability q, as every
+    record does (its own uniform per step); sign 0: absent. The ordinary records'
+    gradients do not depend on the slots' coordinates, so their part of the run is that
+    of :func:`dpsgd_train` on the same data (with other random numbers).
+    """
+    return _dpsgd(data, n_valid, key, signs, steps=steps, q=q, clip=clip, lr=lr,
+                  noise_std=noise_std, do_clip=do_clip, full_trace=full_trace,
+                  n_records=n_records)
+
+
+def _dpsgd(data, n_valid, key, signs, *, steps, q, clip, lr, noise_std, do_clip,
+           full_trace, n_records):
+    """The run of :func:`dpsgd_train` (``signs`` None) or :func:`dpsgd_train_canaries`."""
     import jax
     import jax.numpy as jnp
 
     x, y, canary = data["x"], data["y"], data["canary"]
     pad_to, d = x.shape
+    t = 0 if signs is None else signs.shape[0]
     real = (jnp.arange(pad_to) < n_valid) & (canary == 0)
     u = jnp.zeros(d).at[0].set(1.0)
 
     def loss(theta, xi, yi):
-        z = xi @ theta
+        z = xi @ theta[:d]
         return jax.nn.softplus(z) - yi * z
 
     per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))
 
     def step(theta, key_t):
-        k_mask, k_noise = jax.random.split(key_t)
-        g = per_example(theta, x, y)                                        # (pad_to, d)
+        k_mask, k_noise, *k_canaries = jax.random.split(key_t, 2 if signs is None else 3)
+        g = per_example(theta, x, y)[:, :d]                                 # (pad_to, d)
         if do_clip:
             norms = jnp.linalg.norm(g, axis=1, keepdims=True)
             g = g * jnp.minimum(1.0, clip / jnp.maximum(norms, 1e-12))
         g = jnp.where(real[:, None], g, canary[:, None] * clip * u[None, :])
         in_batch = jax.random.uniform(k_mask, (pad_to,)) < q
         in_batch = in_batch & (jnp.arange(pad_to) < n_valid)
-        released = jnp.sum(jnp.where(in_batch[:, None], g, 0.0), axis=0) \
-            + noise_std * jax.random.normal(k_noise, (d,))
+        released = jnp.sum(jnp.where(in_batch[:, None], g, 0.0), axis=0)
+        if signs is not None:           # each canary joins with probability q, as a record
+            joins = jax.random.uniform(k_canaries[0], (t,)) < q
+            released = jnp.concatenate([released, jnp.where(joins, signs * clip, 0.0)])
+        released = released + noise_std * jax.random.normal(k_noise, (d + t,))
         return theta - lr * released / (q * n_records), released
 
-    theta, trace = jax.lax.scan(step, jnp.zeros(d), jax.random.split(key, steps))
+    theta, trace = jax.lax.scan(step, jnp.zeros(d + t), jax.random.split(key, steps))
     return trace if full_trace else theta
 
 
@@ -102,21 +131,29 @@ def make_dpsgd(*, n_records: int = 20, steps: int = 4, q: float = 0.5, clip: flo
                sigma: float = 2.0, lr: float = 0.05, delta: float = 1e-5,
                noise_std: float | None = None, do_clip: bool = True,
                threat_model: str = "full-trace", chunk: int = 1024, name: str | None = None,
-               train=dpsgd_train) -> JaxAlgorithm:
+               train=dpsgd_train, canary_slots: int = 0,
+               canary_chunk: int = 10) -> JaxAlgorithm:
     """A :class:`JaxAlgorithm` of :func:`dpsgd_train` (module docstring).
 
     ``noise_std`` defaults to sigma C (correct); any other value is a planted bug the
     claim does not know of. ``train`` may be replaced (e.g. by a function that counts its
-    traces) as long as it takes the same keywords.
+    traces) as long as it takes the same keywords. ``canary_slots`` t > 0: the one-run
+    audit's t Dirac gradient canaries (:func:`dpsgd_train_canaries`, coordinates 2 ..
+    1 + t), ``canary_chunk`` runs per compiled call of it.
     """
     noise_std = sigma * clip if noise_std is None else noise_std
     event = dp_event_for(sigma, Sampling("poisson", dataset_size=n_records,
                                          batch_size=q * n_records, steps=steps))
     claim = PrivacyClaim(claimed_epsilon(sigma, q, n_records, steps, delta), delta,
                          "add-remove", event)
-    fn = functools.partial(train, steps=steps, q=q, clip=clip, lr=lr,
-                           noise_std=noise_std, do_clip=do_clip,
-                           full_trace=threat_model == "full-trace", n_records=n_records)
+    keywords = {"steps": steps, "q": q, "clip": clip, "lr": lr, "noise_std": noise_std,
+                "do_clip": do_clip, "full_trace": threat_model == "full-trace",
+                "n_records": n_records}
+    fn = functools.partial(train, **keywords)
+    canaries = {} if not canary_slots else {
+        "train_canaries": functools.partial(dpsgd_train_canaries, **keywords),
+        "gradient_canary_slots": canary_slots,
+        "canary_coordinates": 2 + np.arange(canary_slots), "canary_chunk": canary_chunk}
     return JaxAlgorithm(
         name=name or f"jax-dpsgd[N={n_records}, T={steps}, q={q:g}, sigma={sigma:g}, "
                      f"C={clip:g}, noise std={noise_std:g}{'' if do_clip else ', no clip'}]",
@@ -124,7 +161,7 @@ def make_dpsgd(*, n_records: int = 20, steps: int = 4, q: float = 0.5, clip: flo
         chunk=chunk, gradient_canary=gradient_canary, canary_direction=np.array([1.0, 0.0]),
         clip=clip, input_canary=INPUT_CANARY,
         sampling=Sampling("poisson", dataset_size=n_records, batch_size=q * n_records,
-                          steps=steps))
+                          steps=steps), **canaries)
 
 
 def dpsgd_correct():

@@ -213,3 +213,69 @@ def test_a_full_trace_given_as_a_dict_is_an_error():
                        train=_params_dict, data=base.data, chunk=8)
     with pytest.raises(InvalidMechanismError, match="one array per run.*got dict"):
         alg.run(alg.data, np.random.default_rng(0), 3)
+
+
+# ---------------------------------------------------------------- one-run canaries
+
+def test_one_run_canaries_add_exactly_signs_c_e_j_to_the_steps_they_join():
+    """Zero noise, the same keys with and without the canaries: the difference of the
+    released sums is signs[r, i] * C on coordinate j(i) = 2 + i in the steps canary i
+    joins, 0 elsewhere (the ordinary records' coordinates, the unused slots, sign 0)."""
+    alg = jax_dpsgd.make_dpsgd(noise_std=0.0, chunk=8, canary_slots=8, canary_chunk=16)
+    signs = np.random.default_rng(0).choice([-1.0, 0.0, 1.0], size=(40, 6))
+    with_c = alg.run_gradient_canaries(alg.data, np.random.default_rng(3), signs)
+    without = alg.run_gradient_canaries(alg.data, np.random.default_rng(3), np.zeros((40, 6)))
+    diff = with_c - without
+    assert diff.shape == (40, 4, 10)                      # (R, T, 2 + slots)
+    np.testing.assert_array_equal(diff[:, :, :2], 0.0)
+    np.testing.assert_array_equal(diff[:, :, 8:], 0.0)
+    d = diff[:, :, 2:8]
+    want = np.broadcast_to(alg.clip * signs[:, None, :], d.shape)
+    joined = d != 0
+    np.testing.assert_array_equal(d[joined], want[joined])
+    assert not joined[want == 0].any()
+    # each canary joins each step with probability q = 1/2: of the n = 640-ish cells with a
+    # sign, the joined count is Binomial(n, 1/2); within 5 sd (false alarm < 1e-6; fixed seed)
+    n = int((want != 0).sum())
+    assert abs(joined.sum() - n / 2) < 5 * np.sqrt(n / 4), (joined.sum(), n)
+    np.testing.assert_array_equal(alg.gradient_canary_coordinates(6), 2 + np.arange(6))
+
+
+def test_one_run_canary_runs_follow_the_rng_and_chunks_do_not_change_them():
+    alg = jax_dpsgd.make_dpsgd(chunk=8, canary_slots=5, canary_chunk=2)
+    signs = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, 1.0], [-1.0, -1.0, 1.0]])
+    a = alg.run_gradient_canaries(alg.data, np.random.default_rng(5), signs)
+    assert a.shape == (3, 4, 7)                           # 2 chunks of 2, the last padded
+    b = alg.run_gradient_canaries(alg.data, np.random.default_rng(5), signs[:2])
+    np.testing.assert_array_equal(a[:2], b)
+    assert not np.array_equal(a, alg.run_gradient_canaries(alg.data,
+                                                           np.random.default_rng(6), signs))
+    copy = pickle.loads(pickle.dumps(alg))
+    np.testing.assert_array_equal(
+        copy.run_gradient_canaries(copy.data, np.random.default_rng(5), signs), a)
+
+
+def test_one_run_canary_arguments_are_checked():
+    from dpclaims.audits.one_run import offers_gradient_canaries
+
+    base = jax_dpsgd.make_dpsgd(chunk=8)
+    assert not offers_gradient_canaries(base)             # no slots: no capability
+    assert "train_canaries" not in base.to_dict()
+    alg = jax_dpsgd.make_dpsgd(chunk=8, canary_slots=3)
+    assert offers_gradient_canaries(alg)
+    assert alg.to_dict()["gradient_canary_slots"] == 3
+    kw = {"name": "x", "claim": base.claim, "threat_model": "full-trace",
+          "train": base.train, "data": base.data}
+    with pytest.raises(ValueError, match="go together.*only 2"):
+        JaxAlgorithm(**kw, train_canaries=alg.train_canaries, gradient_canary_slots=3)
+    with pytest.raises(ValueError, match="3 distinct non-negative integers"):
+        JaxAlgorithm(**kw, train_canaries=alg.train_canaries, gradient_canary_slots=3,
+                     canary_coordinates=[2, 2, 3])
+    with pytest.raises(ValueError, match="-1, 0 or \\+1"):
+        alg.run_gradient_canaries(alg.data, np.random.default_rng(0), np.full((1, 3), 2.0))
+    with pytest.raises(ValueError, match="room for 3 gradient canaries, got signs for m = 4"):
+        alg.run_gradient_canaries(alg.data, np.random.default_rng(0), np.ones((1, 4)))
+    with pytest.raises(ValueError, match="room for 3 gradient canaries, asked for m = 4"):
+        alg.gradient_canary_coordinates(4)
+    with pytest.raises(InvalidMechanismError, match="takes no Dirac gradient canaries"):
+        base.run_gradient_canaries(base.data, np.random.default_rng(0), np.ones((1, 2)))

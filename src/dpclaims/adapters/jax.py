@@ -36,6 +36,23 @@ whose clipped per-example contribution it replaces by ``sign * clip *
 canary_direction``; the adapter passes ``gradient_canary``, ``canary_direction`` and
 ``clip`` on to the audit. docs/jax.md has a worked example.
 
+**m gradient canaries in one run** (the one-run audit, :mod:`dpclaims.audits.one_run`;
+the capability :class:`~dpclaims.audits.capabilities.HasGradientCanaries`). Given
+``train_canaries(data, n_valid, key, signs)``, ``gradient_canary_slots = t`` and
+``canary_coordinates`` (t distinct coordinates of a step's released statistic), the
+object offers ``run_gradient_canaries(data, rng, signs)``: ``signs`` (R, m) in {-1, 0,
++1} is padded with zeros to (R, t) (float32; 0: the canary is absent) and
+``jax.jit(jax.vmap(train_canaries, in_axes=(None, None, 0, 0)))``, built once, runs the R
+runs in chunks of exactly ``canary_chunk`` runs (the last padded with zero keys and zero
+signs, its extra runs dropped): one shape for every m <= t, one compile. The run's keys
+are one draw of (R, ``key_words``) uint32 from ``rng``, as in ``run``. How canary i
+enters the run is the training function's business, and what a one-run certificate
+certifies rests on it: canary i must be a record whose clipped per-example contribution
+to each step that samples it is ``signs[i] * clip * e_j(i)``, j(i) =
+``canary_coordinates[i]``, sampled with the probability the claim's sampler gives any
+one record; docs/guide/one-run.md, "JAX and d3p", says what that means for a fixed-size
+batch sampler.
+
 JAX is imported on first use only: this module imports without it, and building the
 compiled function without JAX raises an ImportError that names the extra to install.
 """
@@ -52,7 +69,7 @@ import numpy as np
 
 from dpclaims.analysis.records import n_records
 from dpclaims.analysis.sampling import Sampling
-from dpclaims.analysis.validation import check_count
+from dpclaims.analysis.validation import check_count, check_finite_array
 from dpclaims.audits.mechanism import InvalidMechanismError, PrivacyClaim
 from dpclaims.audits.whole_run import WholeRunAlgorithm, check_threat_model
 
@@ -180,15 +197,31 @@ class JaxAlgorithm(WholeRunAlgorithm):
     key_words : int
         uint32 words of key data per run (default 2, a threefry key); ``run`` draws
         ``(n_runs, key_words)`` of them.
+    train_canaries : callable, optional
+        ``train_canaries(data, n_valid, key, signs) -> array``: one run with the one-run
+        audit's t Dirac gradient canaries, ``signs`` float32 (t,) in {-1, 0, +1} (module
+        docstring); its output as ``train``'s (the statistic may have more coordinates,
+        e.g. the canaries' own). Importable by name, like ``train``. Given with
+        ``gradient_canary_slots`` and ``canary_coordinates`` (all three or none).
+    gradient_canary_slots : int, optional
+        t >= 1, the canaries ``train_canaries`` takes.
+    canary_coordinates : sequence of int, optional
+        (t,) distinct coordinates j(i) >= 0 of a step's released statistic (after
+        ``updates``; of the final output for a final-iterate run).
+    canary_chunk : int
+        Runs per compiled call of ``train_canaries`` (default 10: a one-run audit runs
+        few).
 
     Raises
     ------
     ValueError
         An empty name, an unknown threat model, ``pad_to`` smaller than the data,
-        ``chunk`` or ``key_words`` < 1.
+        ``chunk``, ``key_words`` or ``canary_chunk`` < 1; only some of the three canary
+        arguments; ``gradient_canary_slots`` < 1; ``canary_coordinates`` not t distinct
+        non-negative integers.
     TypeError
-        ``train`` not callable, ``claim`` not a PrivacyClaim, ``sampling`` not a
-        Sampling, ``library_accounting`` not a mapping.
+        ``train`` or ``train_canaries`` not callable, ``claim`` not a PrivacyClaim,
+        ``sampling`` not a Sampling, ``library_accounting`` not a mapping.
     """
 
     def __init__(self, *, name: str, claim: PrivacyClaim, threat_model: str,
@@ -199,7 +232,9 @@ class JaxAlgorithm(WholeRunAlgorithm):
                  library_accounting: Mapping[str, Any] | None = None, input_canary=None,
                  candidates=None, trace_reduction: str = "sum",
                  epoch_length: int | None = None, make_key: Callable | None = None,
-                 key_words: int = 2):
+                 key_words: int = 2, train_canaries: Callable | None = None,
+                 gradient_canary_slots: int | None = None, canary_coordinates=None,
+                 canary_chunk: int = 10):
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty str, got {name!r}")
         if not isinstance(claim, PrivacyClaim):
@@ -239,6 +274,34 @@ class JaxAlgorithm(WholeRunAlgorithm):
         self.make_key = make_key
         self.key_words = check_count(key_words, "key_words")
         self._fn = None
+        given = [v is not None for v in (train_canaries, gradient_canary_slots,
+                                         canary_coordinates)]
+        if any(given) and not all(given):
+            raise ValueError(f"JaxAlgorithm {name!r}: train_canaries, gradient_canary_slots "
+                             "and canary_coordinates go together (the one-run audit's "
+                             f"canaries); got only {given.count(True)} of them")
+        if all(given):
+            if not callable(train_canaries):
+                raise TypeError("train_canaries must be callable (data, n_valid, key, "
+                                f"signs) -> array, got {train_canaries!r}")
+            slots = check_count(gradient_canary_slots, "gradient_canary_slots")
+            coords = np.asarray(canary_coordinates)
+            if (coords.shape != (slots,) or not np.issubdtype(coords.dtype, np.integer)
+                    or (coords < 0).any() or np.unique(coords).size != slots):
+                raise ValueError(f"canary_coordinates must be {slots} distinct non-negative "
+                                 f"integers (one per slot), got {canary_coordinates!r:.80}")
+            # instance members: an object without them keeps the class's None (no slots,
+            # no capability), and its to_dict and pickled state are as before
+            self.train_canaries = train_canaries
+            self.gradient_canary_slots = slots
+            self.canary_coordinates = coords.astype(np.int64)
+            self.canary_chunk = check_count(canary_chunk, "canary_chunk")
+
+    #: The one-run canaries' members (module docstring); None until given.
+    train_canaries = None
+    canary_coordinates = None
+    canary_chunk = None
+    _canary_fn = None
 
     # ------------------------------------------------------------------ description
 
@@ -259,6 +322,9 @@ class JaxAlgorithm(WholeRunAlgorithm):
             out["sampling"] = self.sampling.to_dict()
         if self.library_accounting is not None:
             out["library_accounting"] = dict(self.library_accounting)
+        if self.train_canaries is not None:
+            out["train_canaries"] = _qualname(self.train_canaries)
+            out["gradient_canary_slots"] = self.gradient_canary_slots
         return out
 
     # ------------------------------------------------------------------ pickling
@@ -268,12 +334,13 @@ class JaxAlgorithm(WholeRunAlgorithm):
 
         Raises pickle.PicklingError naming the function when ``train`` (or another hook)
         cannot be pickled by reference."""
-        for what in ("train", "make_key", "gradient_canary", "updates"):
+        for what in ("train", "make_key", "gradient_canary", "updates", "train_canaries"):
             value = self.__dict__.get(what)
             if value is not None:
                 _check_importable(value, f"{what} function", self.name)
         state = self.__dict__.copy()
         state["_fn"] = None
+        state.pop("_canary_fn", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -333,16 +400,21 @@ class JaxAlgorithm(WholeRunAlgorithm):
         n = check_count(n_runs, "n_runs")
         padded, n_valid = pad_dataset(data, self.pad_to)
         keys = self.key_data(rng, n)
-        fn = self.compiled()
+        return self._chunked(self.compiled(), padded, n_valid, [keys], self.chunk, n)
+
+    def _chunked(self, fn, padded, n_valid: int, per_run: list, chunk: int,
+                 n: int) -> np.ndarray:
+        """``fn(data, n_valid, *per_run chunk)`` over chunks of exactly ``chunk`` runs (the
+        last padded with zeros, its extra runs dropped); the output checked and float64."""
         jax = import_jax()
         device_data = jax.device_put(padded)
         valid = np.int32(n_valid)
-        n_chunks = math.ceil(n / self.chunk)
-        if n_chunks * self.chunk > n:
-            keys = np.concatenate([keys, np.zeros((n_chunks * self.chunk - n, self.key_words),
-                                                  dtype=np.uint32)])
+        n_chunks = math.ceil(n / chunk)
+        if n_chunks * chunk > n:
+            per_run = [np.concatenate([a, np.zeros((n_chunks * chunk - n, *a.shape[1:]),
+                                                   dtype=a.dtype)]) for a in per_run]
         # dispatch every chunk first (JAX runs them asynchronously), then read them back
-        outs = [fn(device_data, valid, keys[c * self.chunk:(c + 1) * self.chunk])
+        outs = [fn(device_data, valid, *(a[c * chunk:(c + 1) * chunk] for a in per_run))
                 for c in range(n_chunks)]
         if not isinstance(outs[0], jax.Array):
             raise InvalidMechanismError(
@@ -358,6 +430,96 @@ class JaxAlgorithm(WholeRunAlgorithm):
                 f"train function must return one run's output of shape {shape}, got "
                 f"{out.shape[1:]}")
         return out
+
+    # ------------------------------------------------------------------ one-run canaries
+
+    def _require_canaries(self) -> None:
+        if self.train_canaries is None:
+            raise InvalidMechanismError(
+                f"algorithm {self.name!r} takes no Dirac gradient canaries: give the "
+                "JaxAlgorithm train_canaries, gradient_canary_slots and canary_coordinates")
+
+    def gradient_canary_coordinates(self, m: int) -> np.ndarray:
+        """j(i) for the first m slots: ``canary_coordinates[:m]`` (int64 (m,)).
+
+        Raises
+        ------
+        ValueError
+            m < 1 or m > ``gradient_canary_slots`` (naming both).
+        InvalidMechanismError
+            The object has no canary slots.
+        """
+        self._require_canaries()
+        m = check_count(m, "m")
+        if m > self.gradient_canary_slots:
+            raise ValueError(f"{self.name}: room for {self.gradient_canary_slots} gradient "
+                             f"canaries, asked for m = {m}")
+        return self.canary_coordinates[:m].copy()
+
+    def compiled_canaries(self):
+        """``jax.jit(jax.vmap(train_canaries, in_axes=(None, None, 0, 0)))``, built on
+        first use (as :meth:`compiled`)."""
+        self._require_canaries()
+        if self._canary_fn is None:
+            jax = import_jax()
+            from jax.flatten_util import ravel_pytree
+
+            train, make_key = self.train_canaries, self.make_key
+            final = self.threat_model == "final-iterate"
+
+            def one(data, n_valid, key_data, signs):
+                out = train(data, n_valid,
+                            key_data if make_key is None else make_key(key_data), signs)
+                if final and not isinstance(out, jax.Array):
+                    out = ravel_pytree(out)[0]
+                return out
+            self._canary_fn = jax.jit(jax.vmap(one, in_axes=(None, None, 0, 0)))
+        return self._canary_fn
+
+    def run_gradient_canaries(self, data, rng: np.random.Generator, signs) -> np.ndarray:
+        """R runs of ``train_canaries`` on ``data`` with m Dirac gradient canaries (the
+        one-run audit's capability, :class:`~dpclaims.audits.capabilities.
+        HasGradientCanaries`; module docstring).
+
+        Parameters
+        ----------
+        data : array, tuple or dict of arrays
+            At most ``pad_to`` records.
+        rng : numpy.random.Generator
+            One draw of (R, key_words) uint32 key data is taken from it.
+        signs : array (R, m)
+            In {-1, 0, +1}, m <= ``gradient_canary_slots``: canary i of run r contributes
+            ``signs[r, i] * clip * e_j(i)`` to each step that samples it; 0: absent.
+            Padded with zeros to (R, t).
+
+        Returns
+        -------
+        ndarray, float64
+            (R, P) or (R, S, k), as ``train_canaries`` returns.
+
+        Raises
+        ------
+        ValueError
+            signs not a finite (R, m) array of -1, 0, +1; m above the slots; a dataset
+            larger than ``pad_to``.
+        InvalidMechanismError
+            No canary slots; an output of the wrong shape.
+        """
+        self._require_canaries()
+        s = check_finite_array(signs, "signs", ndim=2)
+        if not np.isin(s, (-1.0, 0.0, 1.0)).all():
+            raise ValueError("signs must hold -1, 0 or +1 only")
+        n, m = s.shape
+        n = check_count(n, "R (the rows of signs)")
+        if m > self.gradient_canary_slots:
+            raise ValueError(f"{self.name}: room for {self.gradient_canary_slots} gradient "
+                             f"canaries, got signs for m = {m}")
+        full = np.zeros((n, self.gradient_canary_slots), dtype=np.float32)
+        full[:, :m] = s
+        padded, n_valid = pad_dataset(data, self.pad_to)
+        keys = self.key_data(rng, n)
+        return self._chunked(self.compiled_canaries(), padded, n_valid, [keys, full],
+                             self.canary_chunk, n)
 
 
 def _qualname(fn) -> str:

@@ -49,6 +49,7 @@ import numpy as np
 
 from d3p_dpvi.dpvi import (
     BATCH_SIZE,
+    CANARY_SLOTS,
     CLIP,
     COORDINATES,
     DATASET_SIZE,
@@ -61,6 +62,9 @@ from d3p_dpvi.dpvi import (
     train_correct,
     train_planted_bug,
     train_replace_one,
+    train_slots_correct,
+    train_slots_planted_bug,
+    train_slots_replace_one,
 )
 from dpclaims.adapters.jax import JaxAlgorithm
 from dpclaims.analysis.accounting import Sampling, dp_event_for
@@ -130,11 +134,14 @@ def d3p_epsilon(delta: float = DELTA) -> float:
         delta, BATCH_SIZE / DATASET_SIZE, num_iter=STEPS))
 
 
-def _algorithm(name, claim, train, data, **extra) -> JaxAlgorithm:
+def _algorithm(name, claim, train, train_slots, data, **extra) -> JaxAlgorithm:
     return JaxAlgorithm(name=name, claim=claim, threat_model="full-trace", train=train,
                         data=ordinary_data() if data is None else data,
                         gradient_canary=gradient_canary, canary_direction=CANARY_DIRECTION,
-                        clip=CLIP, updates=noisy_sums, sampling=SAMPLING, **extra)
+                        clip=CLIP, updates=noisy_sums, sampling=SAMPLING,
+                        train_canaries=train_slots, gradient_canary_slots=CANARY_SLOTS,
+                        canary_coordinates=len(COORDINATES) + np.arange(CANARY_SLOTS),
+                        **extra)
 
 
 def _correct_claim() -> PrivacyClaim:
@@ -147,13 +154,13 @@ def correct(data=None, chunk: int = 4096) -> JaxAlgorithm:
     performs (module docstring). ``data``: the base dataset (default
     :func:`ordinary_data`); ``chunk``: runs per compiled call (the adapter's)."""
     return _algorithm("d3p-dpsvi (correct, dp_scale = 2 sigma)", _correct_claim(),
-                      train_replace_one, data, chunk=chunk)
+                      train_replace_one, train_slots_replace_one, data, chunk=chunk)
 
 
 def planted_bug(data=None) -> JaxAlgorithm:
     """``correct`` with the noise std sigma C passed as ``dp_scale`` (module docstring)."""
     return _algorithm("d3p-dpsvi (dp_scale = sigma C)", _correct_claim(), train_planted_bug,
-                      data)
+                      train_slots_planted_bug, data)
 
 
 def d3p_own_claim(data=None) -> JaxAlgorithm:
@@ -166,7 +173,8 @@ def d3p_own_claim(data=None) -> JaxAlgorithm:
     event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
         q, dp_accounting.GaussianDpEvent(NOISE_MULTIPLIER)), STEPS)
     return _algorithm("d3p-dpsvi (d3p's get_epsilon)",
-                      PrivacyClaim(eps, DELTA, "add-remove", event), train_correct, data,
+                      PrivacyClaim(eps, DELTA, "add-remove", event), train_correct,
+                      train_slots_correct, data,
                       library_accounting={"name": "d3p's DPSVI.get_epsilon", "epsilon": eps,
                                           "delta": DELTA, "relation": "add-remove",
                                           "assumes": "poisson"})

@@ -59,6 +59,32 @@ could be audited.) ``train`` returns the unconstrained parameters ``[a_loc, thet
 noisy sum of the batch's clipped gradients, ``B g_t / N`` (T, 5), in which the canary
 contributes ``s C e_a`` and the noise has std ``dp_scale * C`` per coordinate.
 
+The one-run audit's canary slots
+-------------------------------
+A one-run audit (:mod:`dpclaims.audits.one_run`) needs m canaries in one run, each on a
+coordinate of its own. :func:`train_slots` is :func:`train` with t = :data:`CANARY_SLOTS`
+more parameters, ``slots_loc`` (t,), the point mass of a latent vector b with a flat prior
+(a masked normal: log density 0, no prior gradient), and t canary rows appended to every batch: row
+i has ``slot = i`` and sign ``signs[i]`` when canary i joins the step, 0 otherwise. Canary
+i joins each step independently with probability q = B / N (a uniform 32-bit key per
+canary and step from d3p's PRNG, a stream apart from the batches'), the probability with
+which the fixed-size sampler puts any one record into a batch; the B ordinary records are
+still drawn by :func:`fixed_size_batch` from the N records, so the canaries change
+neither N nor any ordinary record's batches. A canary row's per-example loss is only the
+factor ``-M sign b_i`` (the prior and the guide of theta and a are scaled by 0 on canary
+rows, 1 on the data's rows), so its per-example gradient is exactly ``sign M e_i`` in the
+``slots_loc`` block and d3p clips it to ``sign C e_i`` (up to float32 rounding); a row
+with sign 0 has gradient 0. The data's rows have the loss of :func:`model`. d3p averages
+over the B + t rows of the batch and scales its noise std to ``dp_scale * C / (B + t)``,
+so the noisy sum of the clipped gradients (:func:`noisy_sums`) still has noise std
+``dp_scale * C`` per coordinate. The likelihood's scale (the plate's size) is N + t in
+this run (NumPyro's plate must be at least as large as the B + t rows d3p's ``init``
+traces): a data row's per-example gradient then carries a 1 / (N + t) share of the prior
+instead of 1 / N (d3p divides the scale out before clipping,
+``clip_unscaled_observations``, and multiplies the noisy mean by it after the noise), and
+the clipping and the noise std relative to C are as in :func:`train`. What a one-run
+certificate of this run certifies is in docs/guide/one-run.md ("JAX and d3p").
+
 The scale N of the likelihood (``DPSVI(..., N=...)``) is the nominal N = 100 for both
 datasets of a pair: d3p reads it as a concrete number at ``init``
 (``get_observations_scale`` calls ``np.unique`` on the sites' scales), so it cannot follow
@@ -97,6 +123,8 @@ DIM = 2
 CANARY_WEIGHT = 1e4
 #: The SGD step size.
 STEP_SIZE = 1e-2
+#: t, the one-run audit's canary slots of :func:`train_slots` (coordinates 5 .. 4 + t).
+CANARY_SLOTS = 2000
 #: Names of the released coordinates, in order (unconstrained parameters).
 COORDINATES = ("a_loc", "theta_loc[0]", "theta_loc[1]", "log theta_scale[0]",
                "log theta_scale[1]")
@@ -260,24 +288,139 @@ def train_planted_bug(data, n_valid, key):
     return train(data, n_valid, key, dp_scale=NOISE_MULTIPLIER * CLIP)
 
 
+def model_slots(x, is_canary, slot, slot_sign, N=DATASET_SIZE, slots=CANARY_SLOTS):  # noqa: N803
+    """:func:`model` with t canary slots (module docstring, "The one-run audit's canary
+    slots").
+
+    Parameters
+    ----------
+    x, is_canary : arrays (B', 2), (B',)
+        As for :func:`model`.
+    slot : int32 array (B',)
+        -1 for a row of the data, i in [0, t) for canary slot i's row.
+    slot_sign : array (B',)
+        The sign of canary slot i's row in this step (0: not in the step, or absent);
+        0 on the data's rows.
+    N : int
+        As for :func:`model`.
+    slots : int
+        t (static).
+    """
+    data_row = (slot < 0).astype(x.dtype)
+    with numpyro.handlers.scale(scale=data_row):
+        theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([DIM]).to_event(1))
+        a = numpyro.sample("a", dist.Normal(0.0, 1.0))
+    # a flat prior: log density 0 (NumPyro's mask), but it can be sampled when d3p's init
+    # runs the model without the guide
+    b = numpyro.sample("slots", dist.Normal(0.0, 1.0).expand([slots]).to_event(1).mask(False))
+    with numpyro.plate("batch", N, x.shape[0]):
+        ordinary = data_row * (1.0 - jnp.abs(is_canary))
+        numpyro.factor("loglik", ordinary * dist.Normal(theta, 1.0).to_event(1).log_prob(x))
+        numpyro.factor("canary", -CANARY_WEIGHT * is_canary * a)
+        numpyro.factor("slot", -CANARY_WEIGHT * slot_sign * b[jnp.maximum(slot, 0)])
+
+
+def guide_slots(x, is_canary, slot, slot_sign, N=DATASET_SIZE, slots=CANARY_SLOTS):  # noqa: N803
+    """:func:`guide` (scaled by 0 on canary rows) and a point mass at ``slots_loc`` (t,)."""
+    with numpyro.handlers.scale(scale=(slot < 0).astype(x.dtype)):
+        guide(x, is_canary, N)
+    numpyro.sample("slots", dist.Delta(numpyro.param("slots_loc", jnp.zeros(slots)),
+                                       event_dim=1))
+
+
+def train_slots(data, n_valid, key, signs, *, dp_scale: float):
+    """One run of d3p's DPSVI with t one-run canaries (module docstring).
+
+    Parameters
+    ----------
+    data, n_valid, key, dp_scale
+        As for :func:`train`.
+    signs : array float32 (t,)
+        In {-1, 0, +1}: canary i's clipped contribution to each step it joins is
+        ``signs[i] * C * e_(5 + i)``; 0: absent.
+
+    Returns
+    -------
+    array float32 (T + 1, 5 + t)
+        The unconstrained parameters, :data:`COORDINATES` then ``slots_loc``, before the
+        first update and after each.
+    """
+    x, is_canary = data
+    pad_to = x.shape[0]
+    t = signs.shape[0]
+    # the plate's size is N + t: NumPyro's plate needs its size at least the batch's B + t
+    # rows when d3p's init traces the model on the whole batch
+    dpsvi = DPSVI(model_slots, guide_slots, SGD(STEP_SIZE), Trace_ELBO(), CLIP, dp_scale,
+                  N=DATASET_SIZE + t, slots=t)
+    rng_key = chacha_key(key)
+    canary_key = chacha_key(jax.random.fold_in(key, 1))
+    # q = B / N as a 32-bit threshold: P(bits < threshold) = q exactly for q = 1/2
+    threshold = jnp.uint32(round(BATCH_SIZE / DATASET_SIZE * 2**32))
+    data_slot = jnp.full(BATCH_SIZE, -1, jnp.int32)
+    canary_slot = jnp.arange(t, dtype=jnp.int32)
+
+    def get_batch(i):
+        idx = fixed_size_batch(d3p.random.fold_in(rng_key, i), n_valid, pad_to)
+        joins = d3p.random.random_bits(d3p.random.fold_in(canary_key, i), 32, (t,)) \
+            < threshold
+        return (jnp.concatenate([jnp.take(x, idx, axis=0), jnp.zeros((t, DIM), x.dtype)]),
+                jnp.concatenate([jnp.take(is_canary, idx, axis=0),
+                                 jnp.zeros(t, is_canary.dtype)]),
+                jnp.concatenate([data_slot, canary_slot]),
+                jnp.concatenate([jnp.zeros(BATCH_SIZE, x.dtype),
+                                 jnp.where(joins, signs, 0.0).astype(x.dtype)]))
+
+    def flat(state):
+        p = dpsvi.optim.get_params(state.optim_state)
+        return jnp.concatenate([jnp.reshape(p["a_loc"], (1,)), p["theta_loc"],
+                                p["theta_scale"], p["slots_loc"]])
+
+    state = dpsvi.init(rng_key, *get_batch(jnp.uint32(0)))
+    start = flat(state)
+
+    def step(state, i):
+        state, _ = dpsvi.update(state, *get_batch(i))
+        return state, flat(state)
+
+    _, trace = jax.lax.scan(step, state, jnp.arange(STEPS, dtype=jnp.uint32))
+    return jnp.concatenate([start[None], trace])
+
+
+def train_slots_correct(data, n_valid, key, signs):
+    """:func:`train_slots` with ``dp_scale = sigma`` (as :func:`train_correct`)."""
+    return train_slots(data, n_valid, key, signs, dp_scale=NOISE_MULTIPLIER)
+
+
+def train_slots_replace_one(data, n_valid, key, signs):
+    """:func:`train_slots` with ``dp_scale = 2 sigma`` (as :func:`train_replace_one`)."""
+    return train_slots(data, n_valid, key, signs, dp_scale=2 * NOISE_MULTIPLIER)
+
+
+def train_slots_planted_bug(data, n_valid, key, signs):
+    """:func:`train_slots` with ``dp_scale = sigma * C`` (as :func:`train_planted_bug`)."""
+    return train_slots(data, n_valid, key, signs, dp_scale=NOISE_MULTIPLIER * CLIP)
+
+
 def noisy_sums(releases):
     """Per-step released statistic from traces: ``(p_(t-1) - p_t) B / (step_size N)``.
 
     Parameters
     ----------
-    releases : array (n, T + 1, 5)
-        Traces of :func:`train`.
+    releases : array (n, T + 1, 5 + t)
+        Traces of :func:`train` (t = 0) or :func:`train_slots` (t canary slots, whose
+        batches have B + t rows and whose likelihood scale is N + t).
 
     Returns
     -------
-    ndarray (n, T, 5)
+    ndarray (n, T, 5 + t)
         The noisy sum of each step's clipped per-example gradients (d3p's noisy mean
-        gradient times N, divided by N / B): the canary contributes ``s C e_a``, the
-        noise has std ``dp_scale * C`` per coordinate.
+        gradient times N + t, divided by (N + t) / (B + t)): the canary contributes ``s C e_a``
+        (slot i's ``s C e_(5 + i)``), the noise has std ``dp_scale * C`` per coordinate.
     """
     import numpy as np
 
     r = np.asarray(releases, dtype=float)
-    if r.ndim != 3 or r.shape[1] != STEPS + 1:
-        raise ValueError(f"releases must have shape (n, {STEPS + 1}, 5), got {r.shape}")
-    return (r[:, :-1] - r[:, 1:]) * (BATCH_SIZE / (STEP_SIZE * DATASET_SIZE))
+    if r.ndim != 3 or r.shape[1] != STEPS + 1 or r.shape[2] < len(COORDINATES):
+        raise ValueError(f"releases must have shape (n, {STEPS + 1}, 5 + t), got {r.shape}")
+    t = r.shape[2] - len(COORDINATES)
+    return (r[:, :-1] - r[:, 1:]) * ((BATCH_SIZE + t) / (STEP_SIZE * (DATASET_SIZE + t)))
