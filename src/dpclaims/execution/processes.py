@@ -358,7 +358,8 @@ class CpuProgress:
     """Whether processes still compute: their CPU time grew since the last time it did.
 
     ``pids()`` gives the processes' ids at each call (a pool's may change); their CPU
-    time is user + system, their waited-for children's included (psutil). A process that
+    time is user + system, with that of their running descendants and of the children
+    they waited for (psutil). A process that
     has ended counts no more. :meth:`advanced` is True when the total grew by at least
     ``min_cpu`` seconds since it was last True (or since the object was made): so a
     process asleep on a lock, which wakes for a few milliseconds now and then, does
@@ -387,13 +388,20 @@ class CpuProgress:
         """The processes' CPU seconds now (user + system, with waited-for children)."""
         import psutil
 
+        gone = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
         total = 0.0
         for pid in self._pids():
             try:
-                t = psutil.Process(pid).cpu_times()
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                process = psutil.Process(pid)
+                family = [process, *process.children(recursive=True)]
+            except gone:
                 continue
-            total += t.user + t.system + t.children_user + t.children_system
+            for member in family:  # a check may run its own pool: its workers compute
+                try:
+                    t = member.cpu_times()
+                except gone:
+                    continue
+                total += t.user + t.system + t.children_user + t.children_system
         return total
 
     def advanced(self) -> bool:
