@@ -340,7 +340,7 @@ def _expected_bound_choice(p_sorted, candidates, analysis: str, delta: float,
     mean_out = np.concatenate([zero, np.cumsum(1 - p_sorted[:, ::-1], axis=1)], axis=1)
     var_out = var_top[:, -1:] - var_top[:, ::-1]         # the same p(1 - p), bottom k
     k = np.asarray(candidates, dtype=np.int64)
-    value = np.full((n, k.size), -1.0)
+    plan = []      # per usable candidate: (j, r, mean (n,), sd (n,), counts evaluated)
     for j, kk in enumerate(k):     # a loop over the candidates, vectorised over audits
         if analysis == "two":
             if 2 * kk > m:
@@ -355,9 +355,16 @@ def _expected_bound_choice(p_sorted, candidates, analysis: str, delta: float,
         pts = np.unique(np.rint(np.linspace(lo, hi, min(hi - lo + 1,
                                                         EXPECTED_BOUND_POINTS)))
                         .astype(np.int64))
-        rr = np.full(pts.shape, r)
-        b_pts = (gdp_mu_lower_bound(m, rr, pts, level) if analysis == "fdp" else
-                 snj_epsilon_lower_bound(m, rr, pts, delta, level))
+        plan.append((j, r, mu, sd, pts))
+    # every candidate's bounds in one vectorised call
+    rr = np.concatenate([np.full(pts.shape, r) for _, r, _, _, pts in plan])
+    cc = np.concatenate([pts for *_, pts in plan])
+    b_all = (gdp_mu_lower_bound(m, rr, cc, level) if analysis == "fdp" else
+             snj_epsilon_lower_bound(m, rr, cc, delta, level))
+    value = np.full((n, k.size), -1.0)
+    start = 0
+    for j, r, mu, sd, pts in plan:
+        b_pts, start = b_all[start:start + pts.size], start + pts.size
         c = np.arange(r + 1)
         b = np.interp(c, pts, b_pts)
         cdf = ndtr((c[None, :] + 0.5 - mu[:, None]) / sd[:, None])
