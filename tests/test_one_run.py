@@ -328,7 +328,7 @@ def test_check_variant_one_run_refuses_a_mechanism(tmp_path):
     assert "--one-run audits an algorithm" in result.output
 
 
-def test_weak_mixture_falls_back_to_the_expected_bound():
+def test_weak_mixture_falls_back_to_the_expected_bound(monkeypatch):
     """m = 100 Dirac canaries of the Gaussian mechanism at epsilon 4 (sigma 1.17: the two
     components overlap): the mixture fitted to 100 scores often promises no bound at its
     expected counts, and the plug-in rule then fell to k = 1, which certifies nothing (72
@@ -345,6 +345,15 @@ def test_weak_mixture_falls_back_to_the_expected_bound():
     assert np.all(cert.k_one > 1) and np.all(cert.k_fdp > 1)
     assert np.sum(cert.epsilon_lower_bound() == 0) <= 5
     assert np.median(cert.epsilon_lower_bound()) > 0.3
+    # the fallback replaces only k = 1, whose bounds are 0 at alpha < 1/4, so no audit's
+    # certificate is lower than the plug-in rule's alone (the first candidate, k = 1)
+    import dpclaims.audits.one_run as one_run
+
+    monkeypatch.setattr(one_run, "_expected_bound_choice",
+                        lambda p, k, *args: np.full(p.shape[0], np.asarray(k)[0]))
+    plug_in = one_run_certificate(scores, inc, delta, 0.05, claim_mu=1 / sigma)
+    assert np.all(cert.epsilon_lower_bound() >= plug_in.epsilon_lower_bound())
+    assert np.sum(cert.epsilon_lower_bound() > plug_in.epsilon_lower_bound()) >= 5
 
 
 def test_expected_bound_choice_is_valid_in_the_tight_case():

@@ -273,6 +273,9 @@ def choose_from_scores(scores, candidates, delta: float, level: float, fdp: bool
     below 1,000 canaries, whose posteriors are near 1/2: the rule would fall to the first
     candidate, k = 1, which certifies nothing), the k with the largest *expected* bound
     over the count's distribution under the posteriors (:func:`_expected_bound_choice`).
+    The fallback never lowers a certificate: it replaces only k = 1, whose bounds are 0 at
+    every level below 1/4 (one correct guess has probability at least 1/2 under any null,
+    two of two at least 1/4, and one f-DP guess cannot reject).
 
     Parameters
     ----------
