@@ -76,7 +76,9 @@ out = []
 for i in range(z["scores"].shape[0]):
     s, inc = z["scores"][i], z["included"][i]
     a = auditing.CanaryScoreAuditor(s[inc], s[~inc])
-    out.append([float(a.epsilon_one_run(alpha, delta)), float(a.epsilon_one_run_fdp(alpha, delta))])
+    # its Bonferroni strategy's number of tests: the vertices of the empirical ROC's hull
+    out.append([float(a.epsilon_one_run(alpha, delta)), float(a.epsilon_one_run_fdp(alpha, delta)),
+                len(a._fn_counts)])
 print(json.dumps(out))
 """
 
@@ -113,7 +115,8 @@ def audit_scores(setting: str, m: int, seed: int):
 
 
 def jax_privacy_bounds(scores: np.ndarray, included: np.ndarray) -> np.ndarray | None:
-    """jax_privacy's (one-sided, f-DP) per audit row, from its own venv; None without it."""
+    """jax_privacy's (one-sided, f-DP, number of tests) per audit row (n, 3), from its own
+    venv; None without it."""
     if not JAX_PYTHON.exists():
         return None
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,6 +156,7 @@ def table1(ms, seeds: int) -> None:
             if theirs is None:
                 j1 = jf = ratio1 = ratio_c = float("nan")
             else:
+                theirs = theirs[:, :2]
                 j1, jf = np.median(theirs, axis=0)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     ratio1 = float(np.min(r[:, 0] / theirs[:, 0]))

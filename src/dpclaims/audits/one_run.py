@@ -52,7 +52,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, ndtr
 
 from dpclaims.analysis.guessing_game import (
     GUESS_FRACTIONS,
@@ -263,11 +263,36 @@ def mixture_posteriors(scores, iterations: int = 100) -> np.ndarray:
 
 
 def choose_from_scores(scores, candidates, delta: float, level: float, fdp: bool) -> dict:
-    """Per audit and analysis, the guess count among ``candidates`` (g,) whose bound is
-    largest when each canary's inclusion is replaced by its posterior
-    (:func:`mixture_posteriors`): the expected correct guesses, rounded down. Uses the
-    scores alone, so the guesser stays a function of the output (Steinke et al.'s Thm. 5.2
-    holds with every canary). Returns {"one", "two", "fdp"}: k (n,)."""
+    """Per audit and analysis, the guess count among ``candidates`` (g,) chosen from the
+    scores alone, with each canary's inclusion replaced by its posterior
+    (:func:`mixture_posteriors`). Uses no inclusion, so the guesser stays a function of the
+    output (Steinke et al.'s Thm. 5.2 holds with every canary).
+
+    The rule: the k whose bound is largest at the expected correct guesses (rounded down);
+    where no candidate's bound there is positive (a mixture fitted to few scores, often
+    below 1,000 canaries, whose posteriors are near 1/2: the rule would fall to the first
+    candidate, k = 1, which certifies nothing), the k with the largest *expected* bound
+    over the count's distribution under the posteriors (:func:`_expected_bound_choice`).
+    The fallback never lowers a certificate: it replaces only k = 1, whose bounds are 0 at
+    every level below 1/4 (one correct guess has probability at least 1/2 under any null,
+    two of two at least 1/4, and one f-DP guess cannot reject).
+
+    Parameters
+    ----------
+    scores : array (n, M)
+    candidates : int array (g,)
+        Guess counts, ascending, 1 <= k <= M.
+    delta : float
+        The claim's delta.
+    level : float
+        The level of each test (alpha / tests).
+    fdp : bool
+        Also choose the f-DP analysis' k.
+
+    Returns
+    -------
+    dict {"one", "two"[, "fdp"]} -> k (n,) int
+    """
     s = np.asarray(scores, dtype=float)
     n, m = s.shape
     post = mixture_posteriors(s)
@@ -281,16 +306,74 @@ def choose_from_scores(scores, candidates, delta: float, level: float, fdp: bool
     ok = 2 * k <= m
     k2 = np.where(ok, k, 0)
     c2 = np.floor(top[:, k2] + bottom_out[:, k2] + 1e-9).astype(np.int64)
-    out = {}
-    b = snj_epsilon_lower_bound(m, np.broadcast_to(k, c1.shape), c1, delta, level)
-    out["one"] = k[np.argmax(b, axis=1)]
-    b = np.where(ok, snj_epsilon_lower_bound(m, np.broadcast_to(2 * k2, c2.shape), c2, delta,
-                                             level), -1.0)
-    out["two"] = k[np.argmax(b, axis=1)]
+    plug_in = {
+        "one": snj_epsilon_lower_bound(m, np.broadcast_to(k, c1.shape), c1, delta, level),
+        "two": np.where(ok, snj_epsilon_lower_bound(m, np.broadcast_to(2 * k2, c2.shape), c2,
+                                                    delta, level), -1.0)}
     if fdp:
-        mu = gdp_mu_lower_bound(m, np.broadcast_to(k, c1.shape), c1, level)
-        out["fdp"] = k[np.argmax(mu, axis=1)]
+        plug_in["fdp"] = gdp_mu_lower_bound(m, np.broadcast_to(k, c1.shape), c1, level)
+    out = {}
+    for name, b in plug_in.items():
+        chosen = k[np.argmax(b, axis=1)]
+        weak = np.flatnonzero(b.max(axis=1) <= 0)
+        if weak.size:
+            chosen[weak] = _expected_bound_choice(p_sorted[weak], k, name, delta, level)
+        out[name] = chosen
     return out
+
+
+#: The expected-bound rule evaluates each candidate's bound at most at this many counts
+#: (evenly spaced over the counts the audits can plausibly reach), linear in between.
+EXPECTED_BOUND_POINTS = 48
+
+
+def _expected_bound_choice(p_sorted, candidates, analysis: str, delta: float,
+                           level: float) -> np.ndarray:
+    """Per audit, the candidate k with the largest expected bound of ``analysis`` ("one",
+    "two": epsilon; "fdp": mu) when the inclusions are independent with the posteriors
+    ``p_sorted`` (n, M) (sorted by decreasing score): the correct guesses among k are a
+    Poisson-binomial count, taken as normal with its mean and variance (continuity
+    corrected), the bound as a function of the count on at most
+    :data:`EXPECTED_BOUND_POINTS` counts within 6 standard deviations, interpolated. A
+    function of the scores alone. Returns k (n,) int."""
+    n, m = p_sorted.shape
+    zero = np.zeros((n, 1))
+    mean_top = np.concatenate([zero, np.cumsum(p_sorted, axis=1)], axis=1)
+    var_top = np.concatenate([zero, np.cumsum(p_sorted * (1 - p_sorted), axis=1)], axis=1)
+    mean_out = np.concatenate([zero, np.cumsum(1 - p_sorted[:, ::-1], axis=1)], axis=1)
+    var_out = var_top[:, -1:] - var_top[:, ::-1]         # the same p(1 - p), bottom k
+    k = np.asarray(candidates, dtype=np.int64)
+    plan = []      # per usable candidate: (j, r, mean (n,), sd (n,), counts evaluated)
+    for j, kk in enumerate(k):     # a loop over the candidates, vectorised over audits
+        if analysis == "two":
+            if 2 * kk > m:
+                continue
+            r, mu, var = 2 * kk, mean_top[:, kk] + mean_out[:, kk], \
+                var_top[:, kk] + var_out[:, kk]
+        else:
+            r, mu, var = kk, mean_top[:, kk], var_top[:, kk]
+        sd = np.sqrt(np.maximum(var, 1e-12))
+        lo = int(max(0, np.floor(np.min(mu - 6 * sd))))
+        hi = int(min(r, np.ceil(np.max(mu + 6 * sd))))
+        pts = np.unique(np.rint(np.linspace(lo, hi, min(hi - lo + 1,
+                                                        EXPECTED_BOUND_POINTS)))
+                        .astype(np.int64))
+        plan.append((j, r, mu, sd, pts))
+    # every candidate's bounds in one vectorised call
+    rr = np.concatenate([np.full(pts.shape, r) for _, r, _, _, pts in plan])
+    cc = np.concatenate([pts for *_, pts in plan])
+    b_all = (gdp_mu_lower_bound(m, rr, cc, level) if analysis == "fdp" else
+             snj_epsilon_lower_bound(m, rr, cc, delta, level))
+    value = np.full((n, k.size), -1.0)
+    start = 0
+    for j, r, mu, sd, pts in plan:
+        b_pts, start = b_all[start:start + pts.size], start + pts.size
+        c = np.arange(r + 1)
+        b = np.interp(c, pts, b_pts)
+        cdf = ndtr((c[None, :] + 0.5 - mu[:, None]) / sd[:, None])
+        pmf = np.diff(np.concatenate([zero, cdf], axis=1), axis=1)
+        value[:, j] = pmf @ b
+    return k[np.argmax(value, axis=1)]
 
 
 def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
@@ -314,8 +397,10 @@ def one_run_certificate(scores, included, delta: float, alpha: float = 0.05, *,
     strategy : {"scores", "split", "grid"}
         "scores" (default): per audit and analysis, the guess count whose bound is largest
         when the inclusions are replaced by their posteriors under a two-component mixture
-        fitted to the unlabeled scores (:func:`choose_from_scores`); a function of the
-        output alone, so every canary is in the game and each analysis is one test.
+        fitted to the unlabeled scores, and where that promises no bound, the one with the
+        largest expected bound under those posteriors (:func:`choose_from_scores`); a
+        function of the output alone, so every canary is in the game and each analysis is
+        one test.
         "split": a random :data:`SELECTION_FRACTION` of the canaries (from
         ``rng_for(seed, "one-run", "selection")``, the same columns in every audit) choose,
         per audit and analysis, the fraction of guesses with the largest bound among
