@@ -54,11 +54,38 @@ RUN_AT_SMOKE = {
 }
 
 
+def dpsep_forked_pair(out_dir):
+    """DP-SEP's Prop. 2 accounting and reference runs at the smoke budget and :data:`SEED`,
+    as ``run_dpsep_audit`` calls them: (the process they ran in, their values)."""
+    from dpclaims.papers.dpsep.catalogue import BUDGETS
+    from dpclaims.papers.dpsep.checks import check_prop2, load_inputs, reference_runs
+
+    budget = BUDGETS["smoke"]
+    probit, linear = load_inputs(None)
+    own = [(f"fair (this run, N={probit.n_train})", probit.n_train, 40, 1.0)]
+    return (os.getpid(), check_prop2(budget, SEED, own),
+            reference_runs([probit, linear], budget, SEED, out_dir))
+
+
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
+def forked_pair(tmp_path_factory):
+    """:func:`dpsep_forked_pair` started with two workers (``CheckTimer.start``: a forked
+    process), before this module's smoke audit (``smoke_run`` asks for it): a process
+    refuses to fork once a threaded runtime runs in it (an OpenMP pool), and the other
+    papers' checks start one in the audit's process."""
+    from dpclaims.claims import CheckTimer
+
+    out = tmp_path_factory.mktemp("forked")
+    with CheckTimer(workers=2) as timer:
+        return timer.start("the two checks", lambda: dpsep_forked_pair(out)).result()
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory, forked_pair):
     """Every paper's smoke audit, once for the module: (report folder, CliRunner result).
     ``--workers 2``: DP-SEP's Prop. 2 accounting and reference runs and the accounting
-    paper run in forked processes beside the others, whatever the machine's cores."""
+    paper run in forked processes beside the others, whatever the machine's cores.
+    ``forked_pair``: run first (its docstring)."""
     out = tmp_path_factory.mktemp("smoke")
     result = CliRunner().invoke(main, ["audit", "--paper", "all", "--budget", "smoke",
                                        "--seed", str(SEED), "--workers", "2", "--out",
@@ -262,31 +289,20 @@ def test_thm41_study_verdicts_known_by_construction(smoke_run):
     assert len(study_sections) == 3 and all("table" in s for s in study_sections)
 
 
-def test_same_seed_same_results_whatever_the_workers(smoke_run, tmp_path):
+def test_same_seed_same_results_whatever_the_workers(smoke_run, forked_pair, tmp_path):
     """``--workers`` changes one thing in DP-SEP's audit: with 2 or more,
     ``run_dpsep_audit`` runs the Prop. 2 accounting and the reference runs in a forked
     process (``CheckTimer.start``); every other check runs in the CLI's process either
     way, and the results are assembled in one fixed order. So these two checks, run in a
-    forked process and run here, must give the same verdicts and sections, JSON for JSON,
-    and the same as the fixture's results.json. (A whole ``--workers 1`` rerun of the smoke
-    audit, 52 s of the suite, compared results.json byte for byte for these two checks.)"""
-    from dpclaims.claims import CheckTimer
-    from dpclaims.papers.dpsep.catalogue import BUDGETS
-    from dpclaims.papers.dpsep.checks import check_prop2, load_inputs, reference_runs
+    forked process (the fixture ``forked_pair``) and run here, must give the same verdicts
+    and sections, JSON for JSON, and the same as the fixture's results.json. (A whole
+    ``--workers 1`` rerun of the smoke audit, 52 s of the suite, compared results.json
+    byte for byte for these two checks.)"""
     from dpclaims.reports.render import to_jsonable
 
     out, _ = smoke_run
-    budget = BUDGETS["smoke"]
-    probit, linear = load_inputs(None)
-    own = [(f"fair (this run, N={probit.n_train})", probit.n_train, 40, 1.0)]
-
-    def both():  # the two checks as run_dpsep_audit calls them, and the process they ran in
-        return (os.getpid(), check_prop2(budget, SEED, own),
-                reference_runs([probit, linear], budget, SEED, tmp_path))
-
-    with CheckTimer(workers=2) as timer:
-        child_pid, *forked = timer.start("the two checks", both).result()
-    _, *here = both()
+    child_pid, *forked = forked_pair
+    _, *here = dpsep_forked_pair(tmp_path)
     assert child_pid != os.getpid()  # it did run in a second process
     assert json.dumps(to_jsonable(forked)) == json.dumps(to_jsonable(here))
     # and as the audit wrote them (section titles led by the paper's id in a report of
