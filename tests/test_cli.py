@@ -1,17 +1,33 @@
-"""End-to-end tests of the `dpclaims` command line (smoke budget: every check runs)."""
+"""End-to-end tests of the `dpclaims` command line (smoke budget: every check runs).
+
+One smoke audit of every paper (``audit --paper all --budget smoke --seed 2``, the module
+fixture ``smoke_run``) serves every test here: the report of all papers in one
+(tests/test_cli_all.py until 2026-11-28) and the DP-SEP tests, which read DP-SEP's part of
+it (a DP-SEP-only smoke audit at seed 3, a second run of the same DP-SEP checks, cost 54
+CPU-s of the suite; DP-SEP's checks do not depend on the papers run beside it, and
+``--claim`` runs of DP-SEP alone below compare their claims with it record for record).
+"""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from dpclaims.cli import main
+from dpclaims.claims.registry import registered_papers
+from dpclaims.cli import _plan, main
+from dpclaims.reports.render import caption as caption_of
+from dpclaims.reports.render import compressed_png
 from dpclaims.reports.results import load_results, reading_records
+
+RECORDED = Path(__file__).parent / "data" / "smoke_verdicts_seed2.json"
+SEED = 2  # the seed of the recorded verdicts (RECORDED)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 # every claim DP-SEP declares is in its report (issue 38): these 17 with a check at the
@@ -38,15 +54,98 @@ RUN_AT_SMOKE = {
 }
 
 
+def dpsep_forked_pair(out_dir):
+    """DP-SEP's Prop. 2 accounting and reference runs at the smoke budget and :data:`SEED`,
+    as ``run_dpsep_audit`` calls them: (the process they ran in, their values)."""
+    from dpclaims.papers.dpsep.catalogue import BUDGETS
+    from dpclaims.papers.dpsep.checks import check_prop2, load_inputs, reference_runs
+
+    budget = BUDGETS["smoke"]
+    probit, linear = load_inputs(None)
+    own = [(f"fair (this run, N={probit.n_train})", probit.n_train, 40, 1.0)]
+    return (os.getpid(), check_prop2(budget, SEED, own),
+            reference_runs([probit, linear], budget, SEED, out_dir))
+
+
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
+def forked_pair(tmp_path_factory):
+    """:func:`dpsep_forked_pair` started with two workers (``CheckTimer.start``: a forked
+    process), before this module's smoke audit (``smoke_run`` asks for it): a process
+    refuses to fork once a threaded runtime runs in it (an OpenMP pool), and the other
+    papers' checks start one in the audit's process."""
+    from dpclaims.claims import CheckTimer
+
+    out = tmp_path_factory.mktemp("forked")
+    with CheckTimer(workers=2) as timer:
+        return timer.start("the two checks", lambda: dpsep_forked_pair(out)).result()
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory, forked_pair):
+    """Every paper's smoke audit, once for the module: (report folder, CliRunner result).
+    ``--workers 2``: DP-SEP's Prop. 2 accounting and reference runs and the accounting
+    paper run in forked processes beside the others, whatever the machine's cores.
+    ``forked_pair``: run first (its docstring)."""
     out = tmp_path_factory.mktemp("smoke")
-    result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
-                                       "--workers", "2", "--out", str(out), "--overwrite"])
+    result = CliRunner().invoke(main, ["audit", "--paper", "all", "--budget", "smoke",
+                                       "--seed", str(SEED), "--workers", "2", "--out",
+                                       str(out), "--overwrite"])
     # DP-SEP's claims are refuted under readings of the paper's text: exit 1 (a finding;
     # the report is written whatever the code)
     assert result.exit_code == 1, result.output
     return out, result
+
+
+def dpsep_records(results: dict) -> list[dict]:
+    """The reading records of a report's claims that no paper but DP-SEP declares (the
+    accounting paper declares the privacy numbers of every paper, ``dpsep/eps-*``
+    among them)."""
+    others = set().union(*(p.claim_ids for p in registered_papers() if p.id != "dpsep"))
+    return [v for v in reading_records(results) if v["claim_id"] not in others]
+
+
+def test_all_papers_in_one_report(smoke_run):
+    """`dpclaims audit --paper all` (smoke): one report with every paper's claims, no
+    duplicates (the fixture: claims are refuted, exit 1, a finding)."""
+    tmp_path, _ = smoke_run
+    data = json.loads((tmp_path / "results.json").read_text())
+    ids = [(v["claim_id"], v["reading"]) for v in reading_records(data)]
+    assert not [k for k, c in Counter(ids).items() if c > 1]  # each verdict once
+    prefixes = {cid.split("/")[0] for cid, _ in ids}
+    assert prefixes >= {"dpsep", "vips", "dpvim"}
+    assert set(data["meta"]) == {"dpsep", "vips", "dpvim", "accounting"}
+    assert all(s["title"].split(":")[0] in data["meta"] for s in data["sections"])
+    # the verdict of every claim and reading, and every headline, as recorded
+    recorded = json.loads(RECORDED.read_text())
+    got = [[v["claim_id"], v["reading"], v["verdict"]] for v in reading_records(data)]
+    assert got == recorded["verdicts"]
+    assert [[c["id"], c["verdict"]] for c in data["claims"]] == recorded["headlines"]
+    # the progress line's recorded plan (k of N, time left) names the checks this run made
+    info = json.loads((tmp_path / "run_info.json").read_text())
+    names = [n for part in info["seconds per check"].values() for n in part]
+    assert [n for n, _ in _plan("all/smoke")] == names
+    # every figure has a caption (its paper's Paper.captions), and the HTML report shows it
+    captions = {k: v for p in registered_papers() for k, v in p.captions.items()}
+
+    def caption(name):
+        return caption_of(name, captions)
+
+    figures = {f for v in reading_records(data) for f in v["figures"]}
+    figures |= {f for s in data["sections"] for f in s.get("figures", [])}
+    assert len(figures) >= 15 and [f for f in figures if caption(f) is None] == []
+    # figure names are relative to the report folder (results.json does not depend on
+    # it) and name files there; for DPVIm this was a smoke run of its own, 26 s
+    assert all(not Path(f).is_absolute() and (tmp_path / f).is_file() for f in figures)
+    assert any("dpvim" in f for f in figures), sorted(figures)
+    dpvim_ids = {cid for cid, _ in ids if cid.startswith("dpvim/")}
+    assert dpvim_ids >= {"dpvim/aligned-identity", "dpvim/corollary31-no-extra-cost",
+                         "dpvim/thm31-variance-reduction", "dpvim/eq12", "dpvim/fisher-blocks",
+                         "dpvim/ou-noise-scaling", "dpvim/iterate-averaging-gain",
+                         "dpvim/noise-aware-coverage", "dpvim/adult-aligned-natural-best",
+                         "dpvim/trace-std-matches-spread", "dpvim/empirical-audit"}
+    assert any(cid.startswith("dpvim/eps-") for cid in dpvim_ids)
+    html = (tmp_path / "report.html").read_text()
+    assert all(caption(f).split(":")[0] in html for f in figures)
 
 
 @pytest.mark.parametrize("args", [["--help"], ["audit", "--help"], ["--version"]])
@@ -67,24 +166,42 @@ def test_audit_writes_report_with_every_claim(smoke_run):
     from dpclaims.claims.registry import NO_VERDICT_READING
     from dpclaims.papers.dpsep import PAPER
 
-    records = reading_records(results)
+    records = dpsep_records(results)
     assert {v["claim_id"] for v in records} == PAPER.claim_ids
-    assert len(PAPER.claim_ids) == 24 and results["summary"]["claims"] == 24
+    assert len(PAPER.claim_ids) == 24
+    assert len({v["claim_id"] for v in records}) == 24
+    assert results["summary"]["claims"] == len(results["claims"])
     not_run = {v["claim_id"] for v in records if v["data"] == "none: not run"}
     assert not_run == PAPER.claim_ids - RUN_AT_SMOKE
     assert all(v["verdict"] == "not-checkable" for v in records if v["claim_id"] in not_run)
-    assert not [v for v in records if v["reading"] == NO_VERDICT_READING]
-    for v in reading_records(results):
+    assert not [v for v in reading_records(results) if v["reading"] == NO_VERDICT_READING]
+    for v in reading_records(results):  # every paper's (a check that draws nothing at
+        # random, as the accounting paper's, has no seed)
         assert v["verdict"] in {"holds", "refuted", "inconclusive", "not-checkable"}
-        assert v["sentence"] and v["evidence"] and v["seed"] == 3 and v["budget"] == "smoke"
+        assert v["sentence"] and v["evidence"] and v["budget"] == "smoke"
         if v["verdict"] == "refuted":
             assert v["certificate"], v["claim_id"]
+    assert all(v["seed"] == SEED for v in records)
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html
     # each figure embedded once, and the whole report small enough to mail (issue 24)
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
     assert len(images) == len(set(images)) >= 10
-    assert (out / "report.html").stat().st_size <= 1_500_000
+    # DP-SEP's report alone is at most 1.5 MB: this report less the other papers' figures
+    # (each embedded here once, as render embeds it) is at least as large as DP-SEP's
+    # alone would be
+    dpsep_ids = {v["claim_id"] for v in records}
+    figures = {f for v in records for f in v["figures"]} | {
+        f for s in results["sections"] if s["title"].startswith("dpsep: ")
+        for f in s.get("figures", [])}
+    others = {f for v in reading_records(results) if v["claim_id"] not in dpsep_ids
+              for f in v["figures"]} | {
+        f for s in results["sections"] if not s["title"].startswith("dpsep: ")
+        for f in s.get("figures", [])}
+    embedded = [base64.b64encode(compressed_png((out / f).read_bytes())).decode()
+                for f in others - figures]
+    assert embedded and all(b in images for b in embedded)
+    assert (out / "report.html").stat().st_size - sum(map(len, embedded)) <= 1_500_000
 
 
 def test_audit_output_fits_a_log(smoke_run):
@@ -100,7 +217,7 @@ def test_audit_output_fits_a_log(smoke_run):
         (line,) = [x for x in lines if f" {c['id']}: " in x]
         assert line == f"{c['verdict']:<13} {c['id']}: {claim_sentence(c)}"
         assert "..." not in line
-    assert f"{len(claims)} claims: " in result.output and "Seed 3, budget smoke." in (
+    assert f"{len(claims)} claims: " in result.output and f"Seed {SEED}, budget smoke." in (
         result.output)
 
 
@@ -109,7 +226,7 @@ def test_audit_verdicts_the_paper_analysis_predicts(smoke_run):
     update has N times more, so its property test and its audit must refute."""
     out, _ = smoke_run
     verdicts = {(v["claim_id"], v["reading"]): v["verdict"]
-                for v in reading_records(load_results(out))}
+                for v in dpsep_records(load_results(out))}
     # a search that finds no counterexample certifies no bound: inconclusive, not holds
     assert verdicts[("dpsep/prop1-sensitivity", "as-printed")] == "inconclusive"
     assert verdicts[("dpsep/prop1-sensitivity", "sep-invariant")] == "refuted"
@@ -136,7 +253,7 @@ def test_thm41_study_verdicts_known_by_construction(smoke_run):
     tests/test_kl_tail_study.py, 20 s): its three claims, its figures, and the verdicts
     known by construction."""
     out, _ = smoke_run
-    study = [v for v in reading_records(load_results(out)) if v["claim_id"] in {
+    study = [v for v in dpsep_records(load_results(out)) if v["claim_id"] in {
         "dpsep/thm41-kl-tail-bound", "dpsep/thm41-kl-scales-1-over-n",
         "dpsep/thm41-broad-posterior"}]
     assert {v["claim_id"] for v in study} == {"dpsep/thm41-kl-tail-bound",
@@ -168,41 +285,33 @@ def test_thm41_study_verdicts_known_by_construction(smoke_run):
     assert bound["verdict"] == "holds"
     assert bound["evidence"]["basis"]["upper"]["confidence"] is None
     study_sections = [s for s in load_results(out)["sections"]
-                      if s["title"].startswith("Thm. 4.1 ")]
+                      if s["title"].startswith("dpsep: Thm. 4.1 ")]
     assert len(study_sections) == 3 and all("table" in s for s in study_sections)
 
 
-def test_same_seed_same_results_whatever_the_workers(smoke_run, tmp_path):
+def test_same_seed_same_results_whatever_the_workers(smoke_run, forked_pair, tmp_path):
     """``--workers`` changes one thing in DP-SEP's audit: with 2 or more,
     ``run_dpsep_audit`` runs the Prop. 2 accounting and the reference runs in a forked
     process (``CheckTimer.start``); every other check runs in the CLI's process either
     way, and the results are assembled in one fixed order. So these two checks, run in a
-    forked process and run here, must give the same verdicts and sections, JSON for JSON,
-    and the same as the fixture's results.json. (A whole ``--workers 1`` rerun of the smoke
-    audit, 52 s of the suite, compared results.json byte for byte for these two checks.)"""
-    from dpclaims.claims import CheckTimer
-    from dpclaims.papers.dpsep.catalogue import BUDGETS
-    from dpclaims.papers.dpsep.checks import check_prop2, load_inputs, reference_runs
+    forked process (the fixture ``forked_pair``) and run here, must give the same verdicts
+    and sections, JSON for JSON, and the same as the fixture's results.json. (A whole
+    ``--workers 1`` rerun of the smoke audit, 52 s of the suite, compared results.json
+    byte for byte for these two checks.)"""
     from dpclaims.reports.render import to_jsonable
 
     out, _ = smoke_run
-    budget = BUDGETS["smoke"]
-    probit, linear = load_inputs(None)
-    own = [(f"fair (this run, N={probit.n_train})", probit.n_train, 40, 1.0)]
-
-    def both():  # the two checks as run_dpsep_audit calls them, and the process they ran in
-        return (os.getpid(), check_prop2(budget, 3, own),
-                reference_runs([probit, linear], budget, 3, tmp_path))
-
-    with CheckTimer(workers=2) as timer:
-        child_pid, *forked = timer.start("the two checks", both).result()
-    _, *here = both()
+    child_pid, *forked = forked_pair
+    _, *here = dpsep_forked_pair(tmp_path)
     assert child_pid != os.getpid()  # it did run in a second process
     assert json.dumps(to_jsonable(forked)) == json.dumps(to_jsonable(here))
-    # and as the audit wrote them: Prop. 2's section and verdicts, the reference runs'
+    # and as the audit wrote them (section titles led by the paper's id in a report of
+    # several papers): Prop. 2's section and verdicts, the reference runs'
     (verdicts, prop2_section), refs_section = here
     results = load_results(out)
-    assert [s for s in results["sections"] if s["title"] in (
+    written_sections = [{**s, "title": s["title"].removeprefix("dpsep: ")}
+                        for s in results["sections"] if s["title"].startswith("dpsep: ")]
+    assert [s for s in written_sections if s["title"] in (
         prop2_section["title"], refs_section["title"])] == to_jsonable(
         [prop2_section, refs_section])
     written = {(r["claim_id"], r["reading"]): r for r in reading_records(results)}
@@ -212,24 +321,52 @@ def test_same_seed_same_results_whatever_the_workers(smoke_run, tmp_path):
         assert record["evidence"] == to_jsonable(v.evidence)
 
 
+# The DP-SEP claims whose checks run on the cluster with --scheduler: the Prop. 2
+# accounting (started beside the others), the empirical audit's trial blocks and the
+# configurations of the Thm. 4.1 grid (its study)
+ON_THE_CLUSTER = ["dpsep/prop2-*", "dpsep/empirical-audit", "dpsep/thm41-*"]
+
+
 def test_same_seed_same_json_on_a_dask_cluster(smoke_run, dask_client, tmp_path):
-    """``--scheduler``: the checks DP-SEP starts beside the others and its Thm. 4.1 grid
-    run on a two-worker LocalCluster (tests/conftest.py), their figures written into the
-    shared output folder; results.json is byte-identical to the local run's (the
-    fixture). tests/test_cluster.py tests the parts."""
+    """``--scheduler``: DP-SEP's checks that run on a cluster (:data:`ON_THE_CLUSTER`,
+    selected with ``--claim``) run on a two-worker LocalCluster (tests/conftest.py),
+    their figures written into the shared output folder; every claim's record and every
+    section is JSON for JSON the local run's (the fixture), and the report names the
+    same figures. (A whole DP-SEP smoke audit on the cluster compared byte for byte with
+    a local one cost 28 CPU-s of the suite plus its workers'; the checks it added run
+    here, beside the other claims, and the selection is tested below.)
+    tests/test_cluster.py tests the parts."""
     out, _ = smoke_run
     address = dask_client.scheduler.address
-    remote = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
-                                       "--scheduler", address, "--out", str(tmp_path / "o")])
+    args = [a for pattern in ON_THE_CLUSTER for a in ("--claim", pattern)]
+    remote = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", str(SEED),
+                                       *args, "--scheduler", address,
+                                       "--out", str(tmp_path / "o")])
     assert remote.exit_code == 1, remote.output
     tmp_path = tmp_path / "o"
-    assert (tmp_path / "results.json").read_bytes() == (out / "results.json").read_bytes()
+    got, local = load_results(tmp_path), load_results(out)
+    same = {c["id"]: c for c in local["claims"]}
+    assert {c["id"] for c in got["claims"]} == {
+        "dpsep/prop2-privacy", "dpsep/empirical-audit", "dpsep/thm41-kl-tail-bound",
+        "dpsep/thm41-kl-scales-1-over-n", "dpsep/thm41-broad-posterior"}
+    for c in got["claims"]:
+        assert json.dumps(c) == json.dumps(same[c["id"]]), c["id"]
+    local_sections = {s["title"].removeprefix("dpsep: "): {
+        **s, "title": s["title"].removeprefix("dpsep: ")} for s in local["sections"]}
+    assert len(got["sections"]) >= 5
+    for s in got["sections"]:
+        assert json.dumps(s) == json.dumps(local_sections[s["title"]]), s["title"]
     info = json.loads((tmp_path / "run_info.json").read_text())
     assert info["scheduler"] == {"address": address, "workers": 2, "threads": 2}
     assert "scheduler" not in json.loads((out / "run_info.json").read_text())
-    assert info["seconds per check"]["reference runs"] is not None  # timed on a worker
-    assert sorted(p.name for p in tmp_path.rglob("*.png")) == sorted(
-        p.name for p in out.rglob("*.png"))
+    timed = info["seconds per check"]
+    assert timed["Prop. 2 accounting"] is not None  # timed on a worker
+    assert "Thm. 4.1 study" in timed and "empirical audit" in timed
+    figures = {f for c in got["claims"] for r in c["readings"] for f in r["figures"]}
+    figures |= {f for s in got["sections"] for f in s.get("figures", [])}
+    assert figures and all((tmp_path / f).is_file() and (out / f).is_file() for f in figures)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.png")) == sorted(
+        Path(f) for f in figures)
 
 
 @pytest.mark.parametrize(
@@ -301,7 +438,7 @@ def test_one_claim_at_a_time_gives_the_whole_runs_verdicts(smoke_run, tmp_path):
     input before any work."""
     full = load_results(smoke_run[0])
     out = tmp_path / "sel"
-    result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", "3",
+    result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", str(SEED),
                                        "--claim", "prop1-*", "--claim", "dpsep/v1-table*",
                                        "--out", str(out)])
     assert result.exit_code == 1, result.output  # prop1 is refuted under a text reading

@@ -4,9 +4,9 @@ input (a scheduler that does not answer, no ``distributed``) as one line and exi
 
 The cluster is the ``dask_client`` fixture (tests/conftest.py: a ``LocalCluster`` of two
 single-threaded worker processes); the tests that need it skip when ``distributed`` is
-not installed. The end-to-end test (DP-SEP's smoke audit on the cluster gives the local
-run's results.json byte for byte) is in tests/test_cli.py, beside the local smoke run it
-compares with.
+not installed. The end-to-end test (DP-SEP's claims whose checks run on the cluster, a
+smoke audit of them on the cluster, give the local smoke run's claim records and sections
+JSON for JSON) is in tests/test_cli.py, beside the local smoke run it compares with.
 """
 
 from __future__ import annotations
