@@ -1075,14 +1075,13 @@ def calibrate_noise_multiplier(
 ) -> float:
     """The smallest noise multiplier whose epsilon under ``accountant`` is <= the target.
 
-    Root finding on log sigma: epsilon is non-increasing in sigma for every
+    Bisection on log sigma: epsilon is non-increasing in sigma for every
     accountant here. A bracket is grown from sigma = 1 by factors of 2 within
-    ``bounds``, then narrowed (regula falsi, Illinois, on log epsilon:
-    :func:`_narrow_bracket`) until ``hi / lo <= 1 + tol``; ``hi`` is returned, so
-    the result always meets the target and ``hi / (1 + tol)`` does not. autodp's
-    ``calibrator_zoo.eps_delta_calibrator`` is not used: it minimises
-    ``|eps - target|`` with a bounded scalar search, so its answer may lie on either
-    side of the target.
+    ``bounds``, then halved (geometrically) until ``hi / lo <= 1 + tol``; ``hi``
+    is returned, so the result always meets the target and ``hi / (1 + tol)``
+    does not. autodp's ``calibrator_zoo.eps_delta_calibrator`` is not used: it
+    minimises ``|eps - target|`` with a bounded scalar search, so its answer may
+    lie on either side of the target.
 
     Parameters
     ----------
@@ -1172,65 +1171,30 @@ def calibrate_noise_multiplier(
             f"{relation}: {exc.reason}"
         ) from None
     if eps_one <= target:
-        hi, lo, e_hi = 1.0, max(0.5, low_bound), eps_one
-        while (e_lo := epsilon_at(lo)) <= target:
+        hi, lo = 1.0, max(0.5, low_bound)
+        while epsilon_at(lo) <= target:
             if lo <= low_bound:
                 raise ValueError(
                     f"target_epsilon {target!r} is met already at noise_multiplier "
                     f"{lo!r} (bounds[0]); widen bounds"
                 )
-            hi, e_hi, lo = lo, e_lo, max(lo / 2, low_bound)
+            hi, lo = lo, max(lo / 2, low_bound)
     else:
-        lo, hi, e_lo = 1.0, min(2.0, high_bound), eps_one
+        lo, hi = 1.0, min(2.0, high_bound)
         while (e_hi := epsilon_at(hi)) > target:
             if hi >= high_bound:
                 raise ValueError(
                     f"target_epsilon {target!r} is not met even at noise_multiplier "
                     f"{hi!r} (bounds[1]); epsilon there is {e_hi!r}"
                 )
-            lo, e_lo, hi = hi, e_hi, min(hi * 2, high_bound)
-    return _narrow_bracket(epsilon_at, target, lo, e_lo, hi, e_hi, tol)
-
-
-def _narrow_bracket(epsilon_at, target: float, lo: float, e_lo: float, hi: float,
-                    e_hi: float, tol: float) -> float:
-    """The end ``hi`` of a bracket ``epsilon_at(lo) > target >= epsilon_at(hi)`` narrowed
-    until ``hi / lo <= 1 + tol`` (so ``hi`` meets the target and ``hi / (1 + tol)`` does
-    not: ``epsilon_at`` is non-increasing).
-
-    Regula falsi with the Illinois modification on log epsilon against log sigma (nearly
-    linear for these accountants), each point kept at least a quarter of ``log(1 + tol)``
-    inside the bracket, so that a point next to the root closes it from the far side; a
-    bisection step where a logarithm is not finite. About 3 to 5 evaluations from a
-    bracket of width 2, where bisection needs 10 (each an RDP or PLD accounting of
-    seconds).
-    """
-    a, b = math.log(lo), math.log(hi)
-    log_t = math.log(target)
-
-    def f(e: float) -> float:
-        return math.inf if e == math.inf else (-math.inf if e <= 0 else math.log(e) - log_t)
-
-    fa, fb = f(e_lo), f(e_hi)
-    width, margin, side = math.log1p(tol), math.log1p(tol) / 4, 0
-    while b - a > width:
-        if math.isfinite(fa) and math.isfinite(fb) and fa > fb:
-            u = b - fb * (b - a) / (fb - fa)
+            lo, hi = hi, min(hi * 2, high_bound)
+    while hi / lo > 1 + tol:
+        mid = math.sqrt(lo * hi)
+        if epsilon_at(mid) <= target:
+            hi = mid
         else:
-            u = (a + b) / 2
-        u = min(max(u, a + margin), b - margin)
-        fu = f(epsilon_at(math.exp(u)))
-        if fu <= 0:
-            b, fb = u, fu
-            if side == -1:
-                fa /= 2
-            side = -1
-        else:
-            a, fa = u, fu
-            if side == 1:
-                fb /= 2
-            side = 1
-    return math.exp(b)
+            lo = mid
+    return hi
 
 
 # --------------------------------------------------------------------------- internals
