@@ -353,19 +353,26 @@ class JaxAlgorithm(WholeRunAlgorithm):
 
         Raises ImportError (naming ``pip install 'dpclaims[jax]'``) without JAX."""
         if self._fn is None:
-            jax = import_jax()
-            from jax.flatten_util import ravel_pytree
-
-            train, make_key = self.train, self.make_key
-            final = self.threat_model == "final-iterate"
-
-            def one(data, n_valid, key_data):
-                out = train(data, n_valid, key_data if make_key is None else make_key(key_data))
-                if final and not isinstance(out, jax.Array):
-                    out = ravel_pytree(out)[0]      # e.g. a NumPyro / d3p parameter dict
-                return out
-            self._fn = jax.jit(jax.vmap(one, in_axes=(None, None, 0)))
+            self._fn = self._vectorised(self.train)
         return self._fn
+
+    def _vectorised(self, train, per_run_args: int = 0):
+        """``jax.jit(jax.vmap(one))`` of one run ``train(data, n_valid, key, *args)``: the
+        data and ``n_valid`` shared, the key data and ``per_run_args`` more arguments one
+        row per run; a final-iterate pytree output raveled to one vector."""
+        jax = import_jax()
+        from jax.flatten_util import ravel_pytree
+
+        make_key = self.make_key
+        final = self.threat_model == "final-iterate"
+
+        def one(data, n_valid, key_data, *args):
+            out = train(data, n_valid, key_data if make_key is None else make_key(key_data),
+                        *args)
+            if final and not isinstance(out, jax.Array):
+                out = ravel_pytree(out)[0]      # e.g. a NumPyro / d3p parameter dict
+            return out
+        return jax.jit(jax.vmap(one, in_axes=(None, None, 0) + (0,) * per_run_args))
 
     def key_data(self, rng: np.random.Generator, n_runs: int) -> np.ndarray:
         """The runs' key data: one draw of (n_runs, key_words) uint32 from ``rng``."""
@@ -461,19 +468,7 @@ class JaxAlgorithm(WholeRunAlgorithm):
         first use (as :meth:`compiled`)."""
         self._require_canaries()
         if self._canary_fn is None:
-            jax = import_jax()
-            from jax.flatten_util import ravel_pytree
-
-            train, make_key = self.train_canaries, self.make_key
-            final = self.threat_model == "final-iterate"
-
-            def one(data, n_valid, key_data, signs):
-                out = train(data, n_valid,
-                            key_data if make_key is None else make_key(key_data), signs)
-                if final and not isinstance(out, jax.Array):
-                    out = ravel_pytree(out)[0]
-                return out
-            self._canary_fn = jax.jit(jax.vmap(one, in_axes=(None, None, 0, 0)))
+            self._canary_fn = self._vectorised(self.train_canaries, per_run_args=1)
         return self._canary_fn
 
     def run_gradient_canaries(self, data, rng: np.random.Generator, signs) -> np.ndarray:
