@@ -69,9 +69,13 @@ import numpy as np
 
 from dpclaims.analysis.records import n_records
 from dpclaims.analysis.sampling import Sampling
-from dpclaims.analysis.validation import check_count, check_finite_array
+from dpclaims.analysis.validation import check_count
 from dpclaims.audits.mechanism import InvalidMechanismError, PrivacyClaim
-from dpclaims.audits.whole_run import WholeRunAlgorithm, check_threat_model
+from dpclaims.audits.whole_run import (
+    WholeRunAlgorithm,
+    check_canary_signs,
+    check_threat_model,
+)
 
 __all__ = ["JaxAlgorithm", "import_jax", "pad_dataset"]
 
@@ -501,9 +505,7 @@ class JaxAlgorithm(WholeRunAlgorithm):
             No canary slots; an output of the wrong shape.
         """
         self._require_canaries()
-        s = check_finite_array(signs, "signs", ndim=2)
-        if not np.isin(s, (-1.0, 0.0, 1.0)).all():
-            raise ValueError("signs must hold -1, 0 or +1 only")
+        s = check_canary_signs(signs)
         n, m = s.shape
         n = check_count(n, "R (the rows of signs)")
         if m > self.gradient_canary_slots:

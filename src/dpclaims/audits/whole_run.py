@@ -749,20 +749,22 @@ def check_flagged(data, name: str, n_cols: int | None):
     return x, y, c
 
 
-def check_canary_signs(signs, relation: str) -> np.ndarray:
+def check_canary_signs(signs, relation: str | None = None) -> np.ndarray:
     """The one-run audit's canary signs (R, m) checked, as a float array.
 
-    Values in {-1, 0, +1} (:class:`~dpclaims.audits.capabilities.HasGradientCanaries`);
-    under replace-one every canary is in the data and its sign is its inclusion, so 0 is
-    refused. Raises ValueError naming the first bad value (or a non-finite or not 2-d
-    ``signs``).
+    Values in {-1, 0, +1} (:class:`~dpclaims.audits.capabilities.HasGradientCanaries`;
+    0: the canary is absent). With ``relation`` "replace-one" every canary is in the data
+    and its sign is its inclusion, so 0 is refused (for a run whose slots hold the
+    canaries; None: 0 allowed). Raises ValueError naming the first bad value (or a
+    non-finite or not 2-d ``signs``).
     """
     signs = check_finite_array(signs, "signs", ndim=2)
-    allowed = (-1.0, 1.0) if relation == "replace-one" else (-1.0, 0.0, 1.0)
-    bad = ~np.isin(signs, allowed)
+    one = relation == "replace-one"
+    bad = ~np.isin(signs, (-1.0, 1.0) if one else (-1.0, 0.0, 1.0))
     if bad.any():
-        raise ValueError(f"signs must hold {allowed} under {relation} (replace-one: every "
-                         f"canary is in the data), got {signs[bad][0]!r}")
+        what = ("-1 or +1 under replace-one (every canary is in the data)" if one
+                else "-1, 0 or +1")
+        raise ValueError(f"signs must hold {what}, got {float(signs[bad][0])!r}")
     return signs
 
 

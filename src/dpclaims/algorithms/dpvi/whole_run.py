@@ -51,6 +51,7 @@ from dpclaims.analysis.validation import (
 from dpclaims.audits.mechanism import PrivacyClaim, Sensitivity
 from dpclaims.audits.whole_run import (
     WholeRunAlgorithm,
+    check_canary_signs,
     check_flagged,
     check_gaussian_delta,
     check_sampling_rate,
@@ -345,9 +346,7 @@ class DPVIRun(WholeRunAlgorithm):
             signs not (R, m) with values in {-1, 0, 1}, m above ``gradient_canary_slots``,
             bad data.
         """
-        signs = check_finite_array(signs, "signs", ndim=2)
-        if not np.isin(signs, (-1.0, 0.0, 1.0)).all():
-            raise ValueError("signs must hold -1, 0 or +1")
+        signs = check_canary_signs(signs)
         coords = self.gradient_canary_coordinates(signs.shape[1])
         return self._run(data, rng, check_count(signs.shape[0], "R"), (signs, coords))
 
