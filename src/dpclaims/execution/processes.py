@@ -413,10 +413,14 @@ class CpuProgress:
         return False
 
 
+def _pool_processes(pool) -> list:
+    """A ``ProcessPoolExecutor``'s worker processes (none before it starts)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
 def pool_pids(pool) -> list[int]:
     """The process ids of a ``ProcessPoolExecutor``'s workers (none before it starts)."""
-    return [p.pid for p in list((getattr(pool, "_processes", None) or {}).values())
-            if p.pid is not None]
+    return [p.pid for p in _pool_processes(pool) if p.pid is not None]
 
 
 def collect(futures: list, timeout: float, workers: int, what: str = "block",
@@ -494,7 +498,7 @@ def stop_pool(pool, wait_for_workers: bool) -> None:
 
 def _terminate(pool) -> None:
     """Terminate the pool's processes and wait up to 10 s for them to end."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+    processes = _pool_processes(pool)
     for p in processes:
         with contextlib.suppress(Exception):
             p.terminate()
