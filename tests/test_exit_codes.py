@@ -233,25 +233,38 @@ def test_130_an_interrupt(tmp_path):
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process")
 def test_130_ctrl_c_in_a_real_process(tmp_path):
+    # The SIGINT is sent once a release is running (a flag file, not a fixed sleep: at a
+    # high load the CLI may still be loading after seconds). The child gets SIGINT's
+    # default disposition: a shell that starts a job in the background (`make test &`)
+    # sets it to "ignore", which the child would inherit, and then Ctrl-C does nothing
+    # by design of the shell, not of dpclaims.
+    flag = tmp_path / "started"
     slow = tmp_path / "slow.py"
     slow.write_text(
         "import time\nfrom dataclasses import dataclass\nimport numpy as np\n"
-        "from dpclaims.audits import PrivacyClaim\n"
+        "from pathlib import Path\nfrom dpclaims.audits import PrivacyClaim\n"
         "@dataclass(frozen=True)\nclass Slow:\n    name: str = 'slow'\n"
         "    data: np.ndarray = None\n"
         "    def __post_init__(self):\n"
         "        object.__setattr__(self, 'data', np.arange(4.0).reshape(4, 1))\n"
         "    @property\n    def claim(self):\n        return PrivacyClaim(1.0, 1e-5, "
         "'replace-one')\n"
-        "    def release(self, data, rng, n):\n        time.sleep(60)\n"
+        f"    def release(self, data, rng, n):\n        Path({str(flag)!r}).touch()\n"
+        "        time.sleep(60)\n"
         "        return rng.standard_normal((n, 1))\n")
     proc = subprocess.Popen([sys.executable, "-m", "dpclaims.cli", "check-variant",
                              f"{slow}:Slow", "--out", str(tmp_path / "o")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not flag.exists():  # the audit's releases are running
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
+    assert time.monotonic() - t0 < 20  # not after the hanging release
     assert "Traceback" not in err and "interrupted" in err
     assert not (tmp_path / "o").exists()
 
