@@ -9,6 +9,7 @@ can be pickled, and the caller assembles the values in a fixed order. Moved here
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import pickle
 import time
@@ -21,6 +22,7 @@ from dpclaims.execution.processes import (
     StartMethod,
     WorkerLostError,
     current_worker_timeout,
+    limit_worker_threads,
     record_start,
     start_method,
 )
@@ -56,6 +58,14 @@ class CheckTimer:
     silently). A check running on a Dask worker must not start processes of its own
     (the workers are daemonic): give it ``workers=1`` and no client.
 
+    With ``workers`` > 1 every check runs one BLAS thread, in this process
+    (:func:`~dpclaims.execution.processes.limit_worker_threads` for the check's length)
+    and in a forked one (which, with the pools a check forks, inherits the limit): the
+    checks' processes fill the cores, and each BLAS thread beyond one would wait for a
+    busy core (OpenBLAS's threads spin while they wait). DP-SEP's quick audit, 2
+    workers: 123.3 -> about 110 CPU-s, results.json byte for byte the same
+    (docs/benchmarks.md). With ``workers`` = 1 the checks run BLAS at full width.
+
     A forked check is never waited for silently: ``result()`` raises
     :class:`~dpclaims.execution.WorkerLostError` (the CLI exits 69) when the check's
     process neither answered nor used half a CPU-second in the worker timeout (600 s, or
@@ -83,7 +93,8 @@ class CheckTimer:
     def __call__(self, name: str, fn):
         self.progress(name)
         t0 = time.perf_counter()
-        value = fn()
+        with self._threads():
+            value = fn()
         self.timings[name] = round(time.perf_counter() - t0, 1)
         return value
 
@@ -107,6 +118,7 @@ class CheckTimer:
 
         def child():
             t0 = time.perf_counter()
+            limits = limit_worker_threads()  # noqa: F841  (kept alive for the check)
             try:
                 send.send(("ok", fn(), round(time.perf_counter() - t0, 1)))
             except BaseException as exc:  # noqa: BLE001  (re-raised in the parent)
@@ -119,6 +131,15 @@ class CheckTimer:
                          timeout=current_worker_timeout() or MIN_WORKER_TIMEOUT)
         self._handles.append(handle)
         return handle
+
+    def _threads(self):
+        """One BLAS thread for a check run here while other processes run checks
+        (``workers`` > 1; the class docstring), else nothing."""
+        if self.workers > 1 and self.client is None:
+            from threadpoolctl import threadpool_limits
+
+            return threadpool_limits(limits=1, user_api="blas")
+        return contextlib.nullcontext()
 
     def _record(self, method: StartMethod) -> None:
         """Record where the checks run (the first time, and whenever it changes)."""

@@ -24,7 +24,7 @@ from dpclaims.analysis.kl_tail_bound import (
     quantile_interval,
     sample_noise,
 )
-from dpclaims.execution.processes import record_start, start_method
+from dpclaims.execution.processes import limit_worker_threads, record_start, start_method
 from dpclaims.papers.dpsep.calibration import DELTA, paper_sigma
 
 #: The grid of part 1: dimensions, spectrum shapes (condition number of Σ_q), overall
@@ -120,10 +120,12 @@ def _pool(workers: int):
     if workers <= 1:
         return None
     # forked only while no threaded runtime is loaded (dpclaims.execution.processes);
-    # the jobs are module-level functions, so they also go to spawned processes
+    # the jobs are module-level functions, so they also go to spawned processes. Each
+    # worker runs one BLAS thread: the workers fill the cores (as CheckTimer's checks).
     method = start_method()
     record_start("DP-SEP Thm. 4.1 jobs", method, workers)
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method.method))
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method.method),
+                               initializer=limit_worker_threads)
 
 
 def _natural_draws(sigma_q, s: float, n: int, seed) -> object:
