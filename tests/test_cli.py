@@ -130,6 +130,10 @@ def test_all_papers_in_one_report(smoke_run):
     # the progress line's recorded plan (k of N, time left) names the checks this run made
     info = json.loads((tmp_path / "run_info.json").read_text())
     names = [n for part in info["seconds per check"].values() for n in part]
+    # --workers 2: the checks started beside the others did run in forked processes
+    # (the fixture forked_pair's run in this process started no threaded runtime)
+    checks = [x for x in info["worker processes"] if x["what"] == "checks"]
+    assert [(x["method"], x["workers"]) for x in checks] == [("fork", 2)], checks
     assert [n for n, _ in _plan("all/smoke")] == names
     # every figure has a caption (its paper's Paper.captions), and the HTML report shows it
     captions = {k: v for p in registered_papers() for k, v in p.captions.items()}

@@ -121,21 +121,17 @@ def test_thm31_counterexample_is_inside_the_theorem_conditions():
                if r["clip"] == 100.0)
 
 
-def test_ou_scaling_sgd_affine_in_sigma_squared_adam_not():
-    """SGD's OU noise variance grows like sigma^2 (log-log slope near 2 at the top sigmas),
-    Adam's does not (slope well below 2). Measured at this size (120 runs of 1,500 steps)
-    on seeds 0-3: SGD 1.77-2.03, Adam 0.19-0.84. Adam's slope has no lower limit in the
-    claim; the former one, 0.6, failed on seeds 1 and 3 (0.36, 0.19): it tested the
-    seed. At 60 runs SGD's slope left (1.7, 2.6) on 1 of 11 seeds (1.47), so the size
-    stays."""
-    runs = dpvim_runs.run_scaling(
-        dataclasses.replace(DPVIM_BUDGETS["smoke"], ou_runs=120, ou_steps=1500), seed=0)
+def test_ou_scaling_reports_slopes_and_decides_nothing():
+    """The OU-scaling check at the smoke size (40 runs of 400 steps): a finite log-log
+    slope for each optimiser, and nothing decided, since the bootstrap intervals are
+    estimates. Whether SGD's slope is near 2 and Adam's well below (the paper's
+    statement) is a statistical study of 120 runs of 1,500 steps per seed, 20 CPU-s a
+    seed, in benchmarks/ou_scaling.py (docs/benchmarks.md)."""
+    runs = dpvim_runs.run_scaling(DPVIM_BUDGETS["smoke"], seed=0)
     got = {x.reading.split()[0]: x for x in dpvim_experiments.check_ou_scaling(runs, 0)}
-    sgd, adam = got["SGD"], got["Adam"]
-    assert 1.7 < sgd.evidence["blocks"]["m"]["log_log_slope_top"] < 2.6
-    assert adam.evidence["blocks"]["m"]["log_log_slope_top"] < 1.4
-    # the bootstrap intervals are estimates: nothing is decided
-    for x in (sgd, adam):
+    assert set(got) == {"SGD", "Adam"}
+    for x in got.values():
+        assert np.isfinite(x.evidence["blocks"]["m"]["log_log_slope_top"])
         assert x.verdict == "inconclusive" and not x.certificate
         assert "no certified bound" in x.sentence
         assert x.evidence["basis"]["rule"] == "undecided"
