@@ -379,6 +379,36 @@ def test_calibration_rejects_unsupported_and_unreachable():
         )
 
 
+@pytest.mark.parametrize(("kind", "relation"), [("poisson", "add-remove"),
+                                                 ("without-replacement", "add-remove")])
+def test_calibration_order_shortcut_same_sigma_fewer_full_evaluations(
+        kind, relation, monkeypatch):
+    """The dp_accounting-rdp shortcut (orders around the last optimum first) returns the
+    same float as full-grid evaluations only, and skips some of those."""
+    from dpclaims.analysis import accounting as acc
+
+    monkeypatch.delenv(acc.MEMO_ENV, raising=False)
+    full = acc._dpa_rdp_accountant
+    calls = []
+
+    def counting(event, rel):
+        calls.append(event)
+        return full(event, rel)
+
+    monkeypatch.setattr(acc, "_dpa_rdp_accountant", counting)
+    sampling = Sampling(kind, dataset_size=1_000, batch_size=10, steps=100)
+    counts, sigmas = [], []
+    for shortcut in (False, True):
+        monkeypatch.setattr(acc, "_RDP_ORDER_SHORTCUT", shortcut)
+        calls.clear()
+        sigmas.append(calibrate_noise_multiplier(1.0, DELTA, sampling, relation,
+                                                 "dp_accounting-rdp", tol=1e-2))
+        counts.append(len(calls))
+    old, new = sigmas
+    assert new == old and new.hex() == old.hex()
+    assert counts[1] < counts[0], counts
+
+
 # --------------------------------------------------------------------------- bad input
 
 
