@@ -107,6 +107,7 @@ J. A. Tropp (2015), An Introduction to Matrix Concentration Inequalities, Thm. 4
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -448,20 +449,56 @@ def sample_noise(
     ----------
     DP-SEP v0 Theorem 4.1 (noise model); DP-SEP Algorithm 3.
     """
+    e, upper = _draw_noise(rng, n, d, sigma_1, sigma_2)
+    return e, _symmetric_from_upper(upper, d)
+
+
+def _draw_noise(rng: np.random.Generator, n: int, d: int, sigma_1: float, sigma_2: float):
+    """:func:`sample_noise`'s draws before E is built: e (n, d) and upper(E) (n, K).
+
+    The same normals in the same order (n·d for e, then n·K for the upper triangle in
+    ``numpy.triu_indices(d)`` order); raises as :func:`sample_noise`.
+    """
     n, d = check_count(n, "n"), check_count(d, "d")
     sigma_1 = check_positive(sigma_1, "sigma_1")
     sigma_2 = check_positive(sigma_2, "sigma_2")
     e = sigma_1 * rng.standard_normal((n, d))
-    upper = sigma_2 * rng.standard_normal((n, d * (d + 1) // 2))
+    upper = rng.standard_normal((n, d * (d + 1) // 2))
+    upper *= sigma_2  # in place: the same products as sigma_2 * draws
+    return e, upper
+
+
+def _symmetric_from_upper(upper: np.ndarray, d: int) -> np.ndarray:
+    """E (n, d, d) with upper(E) = ``upper`` (n, K) and the lower triangle copied from it.
+
+    One gather (``numpy.take`` of the position of (min(i, j), max(i, j)) in the
+    ``triu_indices(d)`` order for every entry (i, j)) instead of zeros and two
+    scatters: the same values, about half the time at d = 20.
+    """
+    return np.take(upper, _upper_position(d), axis=1).reshape(upper.shape[0], d, d)
+
+
+@functools.lru_cache(maxsize=64)
+def _upper_position(d: int) -> np.ndarray:
+    """(d·d,) intp: entry (i, j) of a d x d matrix -> its pair's index in triu_indices(d).
+
+    Cached (one per d); read-only.
+    """
     iu, ju = np.triu_indices(d)
-    E = np.zeros((n, d, d))
-    E[:, iu, ju] = upper
-    E[:, ju, iu] = upper
-    return e, E
+    pos = np.empty((d, d), dtype=np.intp)
+    pos[iu, ju] = np.arange(iu.size)
+    pos[ju, iu] = np.arange(iu.size)
+    pos.flags.writeable = False
+    return pos.ravel()
 
 
-def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray, *,
-              eigenvectors: bool = False):
+#: Bytes of one (block, d, d) array in :func:`_spectral`: the block's temporaries stay in
+#: the cache (a whole chunk's are 16 MB each). Per-draw results do not depend on it.
+_BLOCK_BYTES = 2**20
+
+
+def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray | None = None, *,
+              upper: np.ndarray | None = None, eigenvectors: bool = False):
     """Eigenvalues (n, d) ascending of Σ_q^{-1}E and KL[q||p] (n,), +inf where not PD.
 
     Σ_q = L L^T; Σ_q^{-1}E is similar to W = L^{-1} E L^{-T} (symmetric). With λ the
@@ -471,27 +508,63 @@ def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray, *,
     The eigenvalues are reported, so they come from ``eigvalsh`` (no eigenvectors), and
     the quadratic form from one batched LU solve: 1.4x the draws per second of ``eigh``
     with eigenvectors at d = 10 (issue 23, ``benchmarks/audit_throughput.py``). Where a
-    PD matrix is singular to working precision the solve raises, and the chunk is done
-    as with ``eigenvectors=True`` (the form before issue 23, which the benchmark times
-    as its baseline): W = V diag(λ) V^T from ``eigh`` and
+    PD matrix is singular to working precision the solve raises, and the whole call is
+    done as with ``eigenvectors=True`` (the form before issue 23, which the benchmark
+    times as its baseline): W = V diag(λ) V^T from ``eigh`` and
     e^T Σ_p^{-1} e = Σ (V^T u)_i² / (1 + λ_i).
+
+    E is given whole (n, d, d), or as ``upper`` (n, K), its upper triangle in
+    ``triu_indices`` order (:func:`_draw_noise`). The draws are processed in blocks of
+    about :data:`_BLOCK_BYTES` per (block, d, d) array; every step is per draw (one LAPACK
+    or BLAS call per matrix, row-wise sums), so a draw's numbers do not depend on the
+    blocks. The solve runs on the PD draws only (a draw that is not PD has KL = +inf).
     """
+    n, d = e.shape
+    u = e @ chol_inv.T
+    step = max(1, _BLOCK_BYTES // (8 * d * d))
+    lam, kl = np.empty((n, d)), np.empty(n)
+    if not eigenvectors:
+        try:
+            for start in range(0, n, step):
+                block = slice(start, min(start + step, n))
+                lam[block], kl[block] = _spectral_block(
+                    chol_inv, u[block], _block_E(E, upper, block, d), False)
+            return lam, kl
+        except np.linalg.LinAlgError:
+            pass
+    for start in range(0, n, step):
+        block = slice(start, min(start + step, n))
+        lam[block], kl[block] = _spectral_block(
+            chol_inv, u[block], _block_E(E, upper, block, d), True)
+    return lam, kl
+
+
+def _block_E(E, upper, block: slice, d: int) -> np.ndarray:
+    """Rows ``block`` of E, from E itself or built from its upper triangle."""
+    return E[block] if upper is None else _symmetric_from_upper(upper[block], d)
+
+
+def _spectral_block(chol_inv, u, E, eigenvectors: bool):
+    """:func:`_spectral` on one block: u = L^{-1} e (b, d), E (b, d, d) (not modified)."""
     d = chol_inv.shape[0]
     w = chol_inv @ E @ chol_inv.T
-    w = 0.5 * (w + np.swapaxes(w, -1, -2))
-    u = e @ chol_inv.T
-    if not eigenvectors:
-        lam = np.linalg.eigvalsh(w)
-        pd = lam[:, 0] > -1.0
-        m = np.where(pd[:, None, None], w, 0.0)
-        m[:, np.arange(d), np.arange(d)] += 1.0
-        try:
-            quad = np.einsum("ni,ni->n", u, np.linalg.solve(m, u[..., None])[..., 0])
-        except np.linalg.LinAlgError:
-            eigenvectors = True
+    sym = w + np.swapaxes(w, -1, -2)
+    sym *= 0.5  # the same values as 0.5 * (w + w^T), one temporary fewer
+    w = sym
     if eigenvectors:
         lam, vec = np.linalg.eigh(w)
         pd = lam[:, 0] > -1.0
+    else:
+        lam = np.linalg.eigvalsh(w)
+        pd = lam[:, 0] > -1.0
+        quad = np.zeros(u.shape[0])
+        if pd.any():
+            # I + W on the PD draws (w is not used again); the solve raises where one is
+            # singular to working precision
+            m = w[pd] if not pd.all() else w
+            m.reshape(m.shape[0], d * d)[:, :: d + 1] += 1.0
+            up = u[pd]
+            quad[pd] = np.einsum("ni,ni->n", up, np.linalg.solve(m, up[..., None])[..., 0])
     one_plus = np.where(pd[:, None], 1.0 + lam, 1.0)
     if eigenvectors:
         quad = np.sum(np.einsum("nji,nj->ni", vec, u) ** 2 / one_plus, axis=1)
@@ -720,8 +793,8 @@ def _spectral_chunks(root, key, n, chunk_size, chol_inv, sigma_1, sigma_2):
     d = chol_inv.shape[0]
     for c, start in enumerate(range(0, n, chunk_size)):
         rng = np.random.default_rng(_child(root, *key, c))
-        e, E = sample_noise(rng, min(chunk_size, n - start), d, sigma_1, sigma_2)
-        yield _spectral(chol_inv, e, E)
+        e, upper = _draw_noise(rng, min(chunk_size, n - start), d, sigma_1, sigma_2)
+        yield _spectral(chol_inv, e, upper=upper)
 
 
 def _pilot_tau_A(chunks, n_pilot: int) -> tuple[float, float]:
