@@ -251,6 +251,25 @@ def test_study_rejects_bad_input():
 # --------------------------------------------------------------------- Monte Carlo study
 
 
+def test_study_falls_back_to_given_tau_A_only_when_no_pilot_draw_is_pd():
+    """tau_A_if_not_pd: a pilot with no Σ_q + E PD gives the study with those (τ, A) given;
+    a pilot with a PD draw gives the study without the option (the pilot's τ, A)."""
+    swamped = 1e-4 * np.eye(6)  # noise sd 0.1: no Σ_p is PD among 300 pilot draws
+    with pytest.raises(ValueError, match="no positive definite"):
+        kl_tail_study(swamped, 0.1, 0.1, [1.0, 10.0], 200, seed=3, n_pilot=300)
+    fallback = kl_tail_study(swamped, 0.1, 0.1, [1.0, 10.0], 200, seed=3, n_pilot=300,
+                             tau_A_if_not_pd=(0.5, 2.0))
+    given = kl_tail_study(swamped, 0.1, 0.1, [1.0, 10.0], 200, seed=3, tau=0.5, A=2.0)
+    assert fallback.tau_A_source == "given" and fallback.n_pilot == 0
+    assert json.dumps(fallback.to_dict()) == json.dumps(given.to_dict())
+    broad = np.eye(6)
+    with_option = kl_tail_study(broad, 0.1, 0.1, [1.0, 10.0], 200, seed=3, n_pilot=300,
+                                tau_A_if_not_pd=(0.5, 2.0))
+    plain = kl_tail_study(broad, 0.1, 0.1, [1.0, 10.0], 200, seed=3, n_pilot=300)
+    assert with_option.tau_A_source == "pilot" and with_option.tau != 0.5
+    assert json.dumps(with_option.to_dict()) == json.dumps(plain.to_dict())
+
+
 def test_unconditional_tail_certifiably_exceeds_bound():
     # Sigma_q = I, d = 2, sigma_2 = 1: Sigma_p is not PD with probability about 0.52, so
     # P(KL >= a) >= 0.5 for every a, while the bound decays like 1/a. The certificate uses

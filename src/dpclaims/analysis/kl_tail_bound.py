@@ -797,6 +797,84 @@ def _spectral_chunks(root, key, n, chunk_size, chol_inv, sigma_1, sigma_2):
         yield _spectral(chol_inv, e, upper=upper)
 
 
+#: A generous multiple of d·ε for the rounding of the computed spectra (see
+#: :func:`_pilot_spectra`).
+_ROUNDING = 1e3
+
+
+def _pilot_spectra(root, n_pilot, chunk_size, chol_inv, sigma_q, sigma_1, sigma_2,
+                   keep_candidates: bool):
+    """The pilot's spectra, and the draws that may have Σ_q + E positive definite.
+
+    Parameters
+    ----------
+    root, n_pilot, chunk_size, chol_inv, sigma_1, sigma_2
+        As :func:`_spectral_chunks`, with key (0,): the pilot's stream.
+    sigma_q : ndarray (d, d)
+        Σ_q (its condition number bounds the rounding below).
+    keep_candidates : bool
+        Whether to keep the candidates (else ``candidates`` is None).
+
+    Returns
+    -------
+    spectra : list of (ndarray (k, d), None)
+        Per chunk, the ascending eigenvalues of Σ_q^{-1}E (for :func:`_pilot_tau_A`).
+    candidates : tuple (x (c,), upper (c, K)) or None
+        1 + λ_min(Σ_q^{-1}E) and upper(E) of every draw except those with
+        1 + λ_min ≤ -1/2: such a draw has λ_min(Σ_q + E) ≤ λ_min(Σ_q) (1 + λ_min) ≤
+        -λ_min(Σ_q)/2 (for M = I + W with λ_min(M) < 0, λ_min(L M L^T) ≤ λ_min(M) λ_min(Σ_q)),
+        so ``eigvalsh(Σ_q + E)`` finds it not PD whenever the rounding of both computed
+        spectra, at most about d·ε·κ(Σ_q)·(1 + max |λ|) each, is far below 1/4. Where
+        :data:`_ROUNDING` times that is not below 1/4, every draw is kept.
+    """
+    d = chol_inv.shape[0]
+    cond = float(np.linalg.cond(sigma_q))
+    spectra, xs, uppers = [], [], []
+    for c, start in enumerate(range(0, n_pilot, chunk_size)):
+        rng = np.random.default_rng(_child(root, 0, c))
+        e, upper = _draw_noise(rng, min(chunk_size, n_pilot - start), d, sigma_1, sigma_2)
+        lam = _spectral(chol_inv, e, upper=upper)[0]
+        spectra.append((lam, None))
+        if keep_candidates:
+            x = 1.0 + lam[:, 0]
+            size = float(np.max(np.abs(lam[:, [0, -1]])))
+            safe = _ROUNDING * d * np.finfo(float).eps * cond * (1.0 + size) < 0.25
+            keep = x > -0.5 if safe else np.ones(x.size, dtype=bool)
+            xs.append(x[keep])
+            uppers.append(upper[keep])
+    if not keep_candidates:
+        return spectra, None
+    return spectra, (np.concatenate(xs), np.concatenate(uppers))
+
+
+def _any_sigma_p_pd(sigma_q, candidates, first: int = 8) -> bool:
+    """Whether some candidate draw has ``eigvalsh(Σ_q + E)`` smallest eigenvalue > 0.
+
+    The candidates most likely PD (largest 1 + λ_min(Σ_q^{-1}E)) are tried first, the
+    rest only if none of them is; ``eigvalsh`` works matrix by matrix, so each draw's
+    answer is the one it gets in any batch.
+
+    Parameters
+    ----------
+    sigma_q : ndarray (d, d)
+    candidates : tuple (x (c,), upper (c, K))
+        From :func:`_pilot_spectra`.
+    first : int
+        How many to try first.
+    """
+    x, upper = candidates
+    d = sigma_q.shape[0]
+    order = np.argsort(-x, kind="stable")
+
+    def some_pd(rows) -> bool:
+        if rows.size == 0:
+            return False
+        E = _symmetric_from_upper(upper[rows], d)
+        return bool(np.any(np.linalg.eigvalsh(sigma_q + E)[:, 0] > 0))
+
+    return some_pd(order[:first]) or some_pd(order[first:])
+
+
 def _pilot_tau_A(chunks, n_pilot: int) -> tuple[float, float]:
     """Theorem 4.1's tau and A from a pilot sample: just outside its range of λ_min + 1.
 
@@ -1003,6 +1081,7 @@ def kl_tail_study(
     simultaneous: bool = True,
     n_pilot: int | None = None,
     chunk_size: int | None = None,
+    tau_A_if_not_pd: tuple[float, float] | None = None,
 ) -> KLTailStudy:
     r"""Monte Carlo check of DP-SEP Theorem 4.1 and of the proof's intermediate steps.
 
@@ -1035,6 +1114,11 @@ def kl_tail_study(
         Pilot draws for tau / A (default ``n_draws``); ignored when they are given.
     chunk_size : int or None, keyword-only
         Draws per vectorised chunk (default about 2**21 / d² to bound memory).
+    tau_A_if_not_pd : (float, float) or None, keyword-only
+        With tau and A not given: the (tau, A) to use (``tau_A_source`` ``"given"``,
+        ``n_pilot`` 0, as if given) when no pilot draw has Σ_p = Σ_q + E positive
+        definite by ``numpy.linalg.eigvalsh(Σ_q + E)`` (smallest eigenvalue > 0), instead
+        of raising. The pilot is drawn and decomposed once for both uses.
 
     Returns
     -------
@@ -1044,7 +1128,9 @@ def kl_tail_study(
     ------
     ValueError
         On invalid Σ_q, sigmas, a_grid (empty, non-finite or ≤ 0), counts, alpha, only one of
-        tau / A given, tau ≥ A, or a pilot with no positive definite draw.
+        tau / A given, tau ≥ A, or a pilot with no positive definite draw (without
+        ``tau_A_if_not_pd``, or when ``eigvalsh(Σ_q + E)`` finds one but no draw has
+        1 + λ_min(Σ_q^{-1}E) > 0).
 
     References
     ----------
@@ -1067,8 +1153,13 @@ def kl_tail_study(
         raise ValueError(f"give both tau and A or neither, got tau = {tau!r} and A = {A!r}")
     if tau is None:
         n_pilot = n_draws if n_pilot is None else check_count(n_pilot, "n_pilot")
-        tau, A = _pilot_tau_A(chunks(n_pilot, 0), n_pilot)
-        source = "pilot"
+        spectra, candidates = _pilot_spectra(root, n_pilot, chunk_size, chol_inv, sigma_q,
+                                             sigma_1, sigma_2, tau_A_if_not_pd is not None)
+        if candidates is not None and not _any_sigma_p_pd(sigma_q, candidates):
+            (tau, A), n_pilot, source = tau_A_if_not_pd, 0, "given"
+        else:
+            tau, A = _pilot_tau_A(spectra, n_pilot)
+            source = "pilot"
     else:
         n_pilot, source = 0, "given"
     tau, A = _check_tau_A(tau, A)
