@@ -78,6 +78,33 @@ def test_kl_q_p_eigenvector_fallback_agrees_with_the_solve(monkeypatch):
     np.testing.assert_allclose(by_eigenvectors[finite], by_solve[finite], rtol=1e-9)
 
 
+def test_spectral_bytes_do_not_depend_on_blocks_or_on_how_E_is_given(monkeypatch):
+    """The spectra are computed per draw: blocks of 7 draws, E given whole or as its upper
+    triangle, give the same bytes as one block; sample_noise's E is the scatter of the
+    upper-triangle draws (the same normals in the same order)."""
+    from dpclaims.analysis import kl_tail_bound as ktb
+
+    rng_seed, d, n = 9, 5, 300
+    sigma_q = random_spd(np.random.default_rng(8), d)
+    sigma_2 = 0.6 * np.linalg.eigvalsh(sigma_q)[0]
+    e, E = sample_noise(np.random.default_rng(rng_seed), n, d, 0.5, sigma_2)
+    rng = np.random.default_rng(rng_seed)
+    e_ref = 0.5 * rng.standard_normal((n, d))
+    upper = sigma_2 * rng.standard_normal((n, d * (d + 1) // 2))
+    iu, ju = np.triu_indices(d)
+    E_ref = np.zeros((n, d, d))
+    E_ref[:, iu, ju] = upper
+    E_ref[:, ju, iu] = upper
+    assert e.tobytes() == e_ref.tobytes() and E.tobytes() == E_ref.tobytes()
+    chol_inv = ktb._chol_inv(sigma_q)
+    whole = ktb._spectral(chol_inv, e, E)
+    assert 0.05 < np.isinf(whole[1]).mean() < 0.95  # PD and non-PD draws in every run
+    monkeypatch.setattr(ktb, "_BLOCK_BYTES", 7 * 8 * d * d)
+    for got in (ktb._spectral(chol_inv, e, E), ktb._spectral(chol_inv, e, upper=upper)):
+        assert got[0].tobytes() == whole[0].tobytes()
+        assert got[1].tobytes() == whole[1].tobytes()
+
+
 # ------------------------------------------------------------------------ series basis
 
 
@@ -222,6 +249,25 @@ def test_study_rejects_bad_input():
 
 
 # --------------------------------------------------------------------- Monte Carlo study
+
+
+def test_study_falls_back_to_given_tau_A_only_when_no_pilot_draw_is_pd():
+    """tau_A_if_not_pd: a pilot with no Σ_q + E PD gives the study with those (τ, A) given;
+    a pilot with a PD draw gives the study without the option (the pilot's τ, A)."""
+    swamped = 1e-4 * np.eye(6)  # noise sd 0.1: no Σ_p is PD among 300 pilot draws
+    with pytest.raises(ValueError, match="no positive definite"):
+        kl_tail_study(swamped, 0.1, 0.1, [1.0, 10.0], 200, seed=3, n_pilot=300)
+    fallback = kl_tail_study(swamped, 0.1, 0.1, [1.0, 10.0], 200, seed=3, n_pilot=300,
+                             tau_A_if_not_pd=(0.5, 2.0))
+    given = kl_tail_study(swamped, 0.1, 0.1, [1.0, 10.0], 200, seed=3, tau=0.5, A=2.0)
+    assert fallback.tau_A_source == "given" and fallback.n_pilot == 0
+    assert json.dumps(fallback.to_dict()) == json.dumps(given.to_dict())
+    broad = np.eye(6)
+    with_option = kl_tail_study(broad, 0.1, 0.1, [1.0, 10.0], 200, seed=3, n_pilot=300,
+                                tau_A_if_not_pd=(0.5, 2.0))
+    plain = kl_tail_study(broad, 0.1, 0.1, [1.0, 10.0], 200, seed=3, n_pilot=300)
+    assert with_option.tau_A_source == "pilot" and with_option.tau != 0.5
+    assert json.dumps(with_option.to_dict()) == json.dumps(plain.to_dict())
 
 
 def test_unconditional_tail_certifiably_exceeds_bound():

@@ -107,6 +107,7 @@ J. A. Tropp (2015), An Introduction to Matrix Concentration Inequalities, Thm. 4
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -448,20 +449,56 @@ def sample_noise(
     ----------
     DP-SEP v0 Theorem 4.1 (noise model); DP-SEP Algorithm 3.
     """
+    e, upper = _draw_noise(rng, n, d, sigma_1, sigma_2)
+    return e, _symmetric_from_upper(upper, d)
+
+
+def _draw_noise(rng: np.random.Generator, n: int, d: int, sigma_1: float, sigma_2: float):
+    """:func:`sample_noise`'s draws before E is built: e (n, d) and upper(E) (n, K).
+
+    The same normals in the same order (n·d for e, then n·K for the upper triangle in
+    ``numpy.triu_indices(d)`` order); raises as :func:`sample_noise`.
+    """
     n, d = check_count(n, "n"), check_count(d, "d")
     sigma_1 = check_positive(sigma_1, "sigma_1")
     sigma_2 = check_positive(sigma_2, "sigma_2")
     e = sigma_1 * rng.standard_normal((n, d))
-    upper = sigma_2 * rng.standard_normal((n, d * (d + 1) // 2))
+    upper = rng.standard_normal((n, d * (d + 1) // 2))
+    upper *= sigma_2  # in place: the same products as sigma_2 * draws
+    return e, upper
+
+
+def _symmetric_from_upper(upper: np.ndarray, d: int) -> np.ndarray:
+    """E (n, d, d) with upper(E) = ``upper`` (n, K) and the lower triangle copied from it.
+
+    One gather (``numpy.take`` of the position of (min(i, j), max(i, j)) in the
+    ``triu_indices(d)`` order for every entry (i, j)) instead of zeros and two
+    scatters: the same values, about half the time at d = 20.
+    """
+    return np.take(upper, _upper_position(d), axis=1).reshape(upper.shape[0], d, d)
+
+
+@functools.lru_cache(maxsize=64)
+def _upper_position(d: int) -> np.ndarray:
+    """(d·d,) intp: entry (i, j) of a d x d matrix -> its pair's index in triu_indices(d).
+
+    Cached (one per d); read-only.
+    """
     iu, ju = np.triu_indices(d)
-    E = np.zeros((n, d, d))
-    E[:, iu, ju] = upper
-    E[:, ju, iu] = upper
-    return e, E
+    pos = np.empty((d, d), dtype=np.intp)
+    pos[iu, ju] = np.arange(iu.size)
+    pos[ju, iu] = np.arange(iu.size)
+    pos.flags.writeable = False
+    return pos.ravel()
 
 
-def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray, *,
-              eigenvectors: bool = False):
+#: Bytes of one (block, d, d) array in :func:`_spectral`: the block's temporaries stay in
+#: the cache (a whole chunk's are 16 MB each). Per-draw results do not depend on it.
+_BLOCK_BYTES = 2**20
+
+
+def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray | None = None, *,
+              upper: np.ndarray | None = None, eigenvectors: bool = False):
     """Eigenvalues (n, d) ascending of Σ_q^{-1}E and KL[q||p] (n,), +inf where not PD.
 
     Σ_q = L L^T; Σ_q^{-1}E is similar to W = L^{-1} E L^{-T} (symmetric). With λ the
@@ -471,27 +508,63 @@ def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray, *,
     The eigenvalues are reported, so they come from ``eigvalsh`` (no eigenvectors), and
     the quadratic form from one batched LU solve: 1.4x the draws per second of ``eigh``
     with eigenvectors at d = 10 (issue 23, ``benchmarks/audit_throughput.py``). Where a
-    PD matrix is singular to working precision the solve raises, and the chunk is done
-    as with ``eigenvectors=True`` (the form before issue 23, which the benchmark times
-    as its baseline): W = V diag(λ) V^T from ``eigh`` and
+    PD matrix is singular to working precision the solve raises, and the whole call is
+    done as with ``eigenvectors=True`` (the form before issue 23, which the benchmark
+    times as its baseline): W = V diag(λ) V^T from ``eigh`` and
     e^T Σ_p^{-1} e = Σ (V^T u)_i² / (1 + λ_i).
+
+    E is given whole (n, d, d), or as ``upper`` (n, K), its upper triangle in
+    ``triu_indices`` order (:func:`_draw_noise`). The draws are processed in blocks of
+    about :data:`_BLOCK_BYTES` per (block, d, d) array; every step is per draw (one LAPACK
+    or BLAS call per matrix, row-wise sums), so a draw's numbers do not depend on the
+    blocks. The solve runs on the PD draws only (a draw that is not PD has KL = +inf).
     """
+    n, d = e.shape
+    u = e @ chol_inv.T
+    step = max(1, _BLOCK_BYTES // (8 * d * d))
+    lam, kl = np.empty((n, d)), np.empty(n)
+    if not eigenvectors:
+        try:
+            for start in range(0, n, step):
+                block = slice(start, min(start + step, n))
+                lam[block], kl[block] = _spectral_block(
+                    chol_inv, u[block], _block_E(E, upper, block, d), False)
+            return lam, kl
+        except np.linalg.LinAlgError:
+            pass
+    for start in range(0, n, step):
+        block = slice(start, min(start + step, n))
+        lam[block], kl[block] = _spectral_block(
+            chol_inv, u[block], _block_E(E, upper, block, d), True)
+    return lam, kl
+
+
+def _block_E(E, upper, block: slice, d: int) -> np.ndarray:
+    """Rows ``block`` of E, from E itself or built from its upper triangle."""
+    return E[block] if upper is None else _symmetric_from_upper(upper[block], d)
+
+
+def _spectral_block(chol_inv, u, E, eigenvectors: bool):
+    """:func:`_spectral` on one block: u = L^{-1} e (b, d), E (b, d, d) (not modified)."""
     d = chol_inv.shape[0]
     w = chol_inv @ E @ chol_inv.T
-    w = 0.5 * (w + np.swapaxes(w, -1, -2))
-    u = e @ chol_inv.T
-    if not eigenvectors:
-        lam = np.linalg.eigvalsh(w)
-        pd = lam[:, 0] > -1.0
-        m = np.where(pd[:, None, None], w, 0.0)
-        m[:, np.arange(d), np.arange(d)] += 1.0
-        try:
-            quad = np.einsum("ni,ni->n", u, np.linalg.solve(m, u[..., None])[..., 0])
-        except np.linalg.LinAlgError:
-            eigenvectors = True
+    sym = w + np.swapaxes(w, -1, -2)
+    sym *= 0.5  # the same values as 0.5 * (w + w^T), one temporary fewer
+    w = sym
     if eigenvectors:
         lam, vec = np.linalg.eigh(w)
         pd = lam[:, 0] > -1.0
+    else:
+        lam = np.linalg.eigvalsh(w)
+        pd = lam[:, 0] > -1.0
+        quad = np.zeros(u.shape[0])
+        if pd.any():
+            # I + W on the PD draws (w is not used again); the solve raises where one is
+            # singular to working precision
+            m = w[pd] if not pd.all() else w
+            m.reshape(m.shape[0], d * d)[:, :: d + 1] += 1.0
+            up = u[pd]
+            quad[pd] = np.einsum("ni,ni->n", up, np.linalg.solve(m, up[..., None])[..., 0])
     one_plus = np.where(pd[:, None], 1.0 + lam, 1.0)
     if eigenvectors:
         quad = np.sum(np.einsum("nji,nj->ni", vec, u) ** 2 / one_plus, axis=1)
@@ -720,8 +793,86 @@ def _spectral_chunks(root, key, n, chunk_size, chol_inv, sigma_1, sigma_2):
     d = chol_inv.shape[0]
     for c, start in enumerate(range(0, n, chunk_size)):
         rng = np.random.default_rng(_child(root, *key, c))
-        e, E = sample_noise(rng, min(chunk_size, n - start), d, sigma_1, sigma_2)
-        yield _spectral(chol_inv, e, E)
+        e, upper = _draw_noise(rng, min(chunk_size, n - start), d, sigma_1, sigma_2)
+        yield _spectral(chol_inv, e, upper=upper)
+
+
+#: A generous multiple of d·ε for the rounding of the computed spectra (see
+#: :func:`_pilot_spectra`).
+_ROUNDING = 1e3
+
+
+def _pilot_spectra(root, n_pilot, chunk_size, chol_inv, sigma_q, sigma_1, sigma_2,
+                   keep_candidates: bool):
+    """The pilot's spectra, and the draws that may have Σ_q + E positive definite.
+
+    Parameters
+    ----------
+    root, n_pilot, chunk_size, chol_inv, sigma_1, sigma_2
+        As :func:`_spectral_chunks`, with key (0,): the pilot's stream.
+    sigma_q : ndarray (d, d)
+        Σ_q (its condition number bounds the rounding below).
+    keep_candidates : bool
+        Whether to keep the candidates (else ``candidates`` is None).
+
+    Returns
+    -------
+    spectra : list of (ndarray (k, d), None)
+        Per chunk, the ascending eigenvalues of Σ_q^{-1}E (for :func:`_pilot_tau_A`).
+    candidates : tuple (x (c,), upper (c, K)) or None
+        1 + λ_min(Σ_q^{-1}E) and upper(E) of every draw except those with
+        1 + λ_min ≤ -1/2: such a draw has λ_min(Σ_q + E) ≤ λ_min(Σ_q) (1 + λ_min) ≤
+        -λ_min(Σ_q)/2 (for M = I + W with λ_min(M) < 0, λ_min(L M L^T) ≤ λ_min(M) λ_min(Σ_q)),
+        so ``eigvalsh(Σ_q + E)`` finds it not PD whenever the rounding of both computed
+        spectra, at most about d·ε·κ(Σ_q)·(1 + max |λ|) each, is far below 1/4. Where
+        :data:`_ROUNDING` times that is not below 1/4, every draw is kept.
+    """
+    d = chol_inv.shape[0]
+    cond = float(np.linalg.cond(sigma_q))
+    spectra, xs, uppers = [], [], []
+    for c, start in enumerate(range(0, n_pilot, chunk_size)):
+        rng = np.random.default_rng(_child(root, 0, c))
+        e, upper = _draw_noise(rng, min(chunk_size, n_pilot - start), d, sigma_1, sigma_2)
+        lam = _spectral(chol_inv, e, upper=upper)[0]
+        spectra.append((lam, None))
+        if keep_candidates:
+            x = 1.0 + lam[:, 0]
+            size = float(np.max(np.abs(lam[:, [0, -1]])))
+            safe = _ROUNDING * d * np.finfo(float).eps * cond * (1.0 + size) < 0.25
+            keep = x > -0.5 if safe else np.ones(x.size, dtype=bool)
+            xs.append(x[keep])
+            uppers.append(upper[keep])
+    if not keep_candidates:
+        return spectra, None
+    return spectra, (np.concatenate(xs), np.concatenate(uppers))
+
+
+def _any_sigma_p_pd(sigma_q, candidates, first: int = 8) -> bool:
+    """Whether some candidate draw has ``eigvalsh(Σ_q + E)`` smallest eigenvalue > 0.
+
+    The candidates most likely PD (largest 1 + λ_min(Σ_q^{-1}E)) are tried first, the
+    rest only if none of them is; ``eigvalsh`` works matrix by matrix, so each draw's
+    answer is the one it gets in any batch.
+
+    Parameters
+    ----------
+    sigma_q : ndarray (d, d)
+    candidates : tuple (x (c,), upper (c, K))
+        From :func:`_pilot_spectra`.
+    first : int
+        How many to try first.
+    """
+    x, upper = candidates
+    d = sigma_q.shape[0]
+    order = np.argsort(-x, kind="stable")
+
+    def some_pd(rows) -> bool:
+        if rows.size == 0:
+            return False
+        E = _symmetric_from_upper(upper[rows], d)
+        return bool(np.any(np.linalg.eigvalsh(sigma_q + E)[:, 0] > 0))
+
+    return some_pd(order[:first]) or some_pd(order[first:])
 
 
 def _pilot_tau_A(chunks, n_pilot: int) -> tuple[float, float]:
@@ -930,6 +1081,7 @@ def kl_tail_study(
     simultaneous: bool = True,
     n_pilot: int | None = None,
     chunk_size: int | None = None,
+    tau_A_if_not_pd: tuple[float, float] | None = None,
 ) -> KLTailStudy:
     r"""Monte Carlo check of DP-SEP Theorem 4.1 and of the proof's intermediate steps.
 
@@ -962,6 +1114,11 @@ def kl_tail_study(
         Pilot draws for tau / A (default ``n_draws``); ignored when they are given.
     chunk_size : int or None, keyword-only
         Draws per vectorised chunk (default about 2**21 / d² to bound memory).
+    tau_A_if_not_pd : (float, float) or None, keyword-only
+        With tau and A not given: the (tau, A) to use (``tau_A_source`` ``"given"``,
+        ``n_pilot`` 0, as if given) when no pilot draw has Σ_p = Σ_q + E positive
+        definite by ``numpy.linalg.eigvalsh(Σ_q + E)`` (smallest eigenvalue > 0), instead
+        of raising. The pilot is drawn and decomposed once for both uses.
 
     Returns
     -------
@@ -971,7 +1128,9 @@ def kl_tail_study(
     ------
     ValueError
         On invalid Σ_q, sigmas, a_grid (empty, non-finite or ≤ 0), counts, alpha, only one of
-        tau / A given, tau ≥ A, or a pilot with no positive definite draw.
+        tau / A given, tau ≥ A, or a pilot with no positive definite draw (without
+        ``tau_A_if_not_pd``, or when ``eigvalsh(Σ_q + E)`` finds one but no draw has
+        1 + λ_min(Σ_q^{-1}E) > 0).
 
     References
     ----------
@@ -994,8 +1153,13 @@ def kl_tail_study(
         raise ValueError(f"give both tau and A or neither, got tau = {tau!r} and A = {A!r}")
     if tau is None:
         n_pilot = n_draws if n_pilot is None else check_count(n_pilot, "n_pilot")
-        tau, A = _pilot_tau_A(chunks(n_pilot, 0), n_pilot)
-        source = "pilot"
+        spectra, candidates = _pilot_spectra(root, n_pilot, chunk_size, chol_inv, sigma_q,
+                                             sigma_1, sigma_2, tau_A_if_not_pd is not None)
+        if candidates is not None and not _any_sigma_p_pd(sigma_q, candidates):
+            (tau, A), n_pilot, source = tau_A_if_not_pd, 0, "given"
+        else:
+            tau, A = _pilot_tau_A(spectra, n_pilot)
+            source = "pilot"
     else:
         n_pilot, source = 0, "given"
     tau, A = _check_tau_A(tau, A)

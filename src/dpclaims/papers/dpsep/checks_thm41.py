@@ -598,6 +598,9 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
         Run the grid's configurations and the σ calibrations as tasks on this Dask
         cluster instead (``workers`` is then not used); the same result.
 
+    Runs with one BLAS thread (threadpoolctl) for its length, then restores the
+    process's setting.
+
     Raises
     ------
     dpclaims.execution.WorkerLostError
@@ -616,9 +619,22 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
     ----------
     DP-SEP v0 Sec. 4 Theorem 4.1 and the two remarks after it; supplement Sec. 8.1.
     """
+    from threadpoolctl import threadpool_limits
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     workers = min(2, os.cpu_count() or 1) if workers is None else int(workers)
+    # One BLAS thread here too (the pool's workers run one already): the study's BLAS
+    # calls are d <= 20 products that gain nothing from a second thread, and after each
+    # one OpenBLAS threads busy-wait: at --workers 1 the study's CPU time was 56 s with
+    # two threads and 45 s with one (quick, seed 0), with the same bytes. Threads do not
+    # change a product's value (OpenBLAS splits the output, not the sum).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _study(budget, seed, out, workers, client)
+
+
+def _study(budget: Budget, seed: int, out: Path, workers: int, client):
+    """:func:`check_thm41_study`'s body, its arguments checked."""
     configs = grid_configs(seed)
     alpha_cfg = ALPHA / len(configs)
     n_values = N_VALUES.get(budget.name, N_VALUES_DEFAULT)

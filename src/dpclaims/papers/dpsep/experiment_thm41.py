@@ -22,7 +22,6 @@ from dpclaims.analysis.kl_tail_bound import (
     moment_noise_summary,
     natural_noise_moments,
     quantile_interval,
-    sample_noise,
 )
 from dpclaims.execution.processes import limit_worker_threads, record_start, start_method
 from dpclaims.papers.dpsep.calibration import DELTA, paper_sigma
@@ -93,23 +92,12 @@ def _grid_one(args):
     """One grid configuration. τ, A from a pilot; if no pilot draw has Σp PD (the noise
     swamps Σq), the fixed τ = 0.5, A = 2 are used (``tau_A_source == "given"``)."""
     cfg, seed, n_draws, alpha = args
-    kw = {"alpha": alpha, "n_pilot": max(1000, n_draws // 10)}
     root = np.random.SeedSequence([seed, 41, 0, cfg["index"]])
     s = cfg["sigma"]
-    n_pilot = kw["n_pilot"]
-    # the pilot kl_tail_study would use, checked first for a positive definite draw
-    pilot_pd = False
-    for c, start in enumerate(range(0, n_pilot, max(1, 2**21 // cfg["d"] ** 2))):
-        rng = np.random.default_rng(np.random.SeedSequence(
-            root.entropy, spawn_key=tuple(root.spawn_key) + (0, c)))
-        _, E = sample_noise(rng, min(2**21 // cfg["d"] ** 2, n_pilot - start), cfg["d"], s, s)
-        if np.any(np.linalg.eigvalsh(cfg["sigma_q"] + E)[:, 0] > 0):
-            pilot_pd = True
-            break
-    if not pilot_pd:
-        return kl_tail_study(cfg["sigma_q"], s, s, A_GRID, n_draws, root, tau=0.5, A=2.0,
-                             alpha=alpha)
-    return kl_tail_study(cfg["sigma_q"], s, s, A_GRID, n_draws, root, **kw)
+    # the pilot is drawn and decomposed once: for τ, A and for the check that some pilot
+    # draw has Σq + E positive definite (eigvalsh), which picks the fixed τ, A otherwise
+    return kl_tail_study(cfg["sigma_q"], s, s, A_GRID, n_draws, root, alpha=alpha,
+                         n_pilot=max(1000, n_draws // 10), tau_A_if_not_pd=(0.5, 2.0))
 
 
 def _sigma_job(n: int):
