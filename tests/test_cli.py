@@ -72,21 +72,14 @@ def dpsep_forked_pair(out_dir):
 @pytest.fixture(scope="module")
 def forked_pair(tmp_path_factory):
     """:func:`dpsep_forked_pair` started with two workers (``CheckTimer.start``: a forked
-    process), then run again in this process: (the child's pid, the child's values, this
-    process's values). Both before this module's smoke audit (``smoke_run`` asks for
-    it): a process refuses to fork once a threaded runtime runs in it (an OpenMP pool),
-    and the other papers' checks start one in the audit's process. The run here also
-    leaves its calibrations in this process's accounting memo, where the smoke audit's
-    forked Prop. 2 check finds them (a third computation of the same sigmas, 7 CPU-s of
-    the suite, saved)."""
+    process), before this module's smoke audit (``smoke_run`` asks for it): a process
+    refuses to fork once a threaded runtime runs in it (an OpenMP pool), and the other
+    papers' checks start one in the audit's process."""
     from dpclaims.claims import CheckTimer
 
     out = tmp_path_factory.mktemp("forked")
     with CheckTimer(workers=2) as timer:
-        child_pid, *forked = timer.start("the two checks",
-                                         lambda: dpsep_forked_pair(out)).result()
-    _, *here = dpsep_forked_pair(tmp_path_factory.mktemp("here"))
-    return child_pid, forked, here
+        return timer.start("the two checks", lambda: dpsep_forked_pair(out)).result()
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +126,6 @@ def test_all_papers_in_one_report(smoke_run):
     info = json.loads((tmp_path / "run_info.json").read_text())
     names = [n for part in info["seconds per check"].values() for n in part]
     # --workers 2: the checks started beside the others did run in forked processes
-    # (the fixture forked_pair's run in this process started no threaded runtime)
     checks = [x for x in info["worker processes"] if x["what"] == "checks"]
     assert [(x["method"], x["workers"]) for x in checks] == [("fork", 2)], checks
     assert [n for n, _ in _plan("all/smoke")] == names
@@ -302,7 +294,7 @@ def test_thm41_study_verdicts_known_by_construction(smoke_run):
     assert len(study_sections) == 3 and all("table" in s for s in study_sections)
 
 
-def test_same_seed_same_results_whatever_the_workers(smoke_run, forked_pair):
+def test_same_seed_same_results_whatever_the_workers(smoke_run, forked_pair, tmp_path):
     """``--workers`` changes one thing in DP-SEP's audit: with 2 or more,
     ``run_dpsep_audit`` runs the Prop. 2 accounting and the reference runs in a forked
     process (``CheckTimer.start``); every other check runs in the CLI's process either
@@ -314,7 +306,8 @@ def test_same_seed_same_results_whatever_the_workers(smoke_run, forked_pair):
     from dpclaims.reports.render import to_jsonable
 
     out, _ = smoke_run
-    child_pid, forked, here = forked_pair
+    child_pid, *forked = forked_pair
+    _, *here = dpsep_forked_pair(tmp_path)
     assert child_pid != os.getpid()  # it did run in a second process
     assert json.dumps(to_jsonable(forked)) == json.dumps(to_jsonable(here))
     # and as the audit wrote them (section titles led by the paper's id in a report of
