@@ -448,9 +448,12 @@ def test_one_claim_at_a_time_gives_the_whole_runs_verdicts(smoke_run, tmp_path):
     # headline counted 2 of 4 readings instead of 4 of 12), and a character class; not
     # Sec. 6.1's tables (dpsep/v1-table1-mog: the MoG runs, 8.8 CPU-s)
     patterns = ["prop1-*", "dpsep/thm41-kl-tail*", "dpsep/v1-table[345]*"]
+    # --workers 1: the smoke audit has started an OpenMP pool in this process, so two
+    # workers would be spawned processes, each importing the stack again (results are
+    # the same whatever the workers; tested above)
     result = CliRunner().invoke(main, ["audit", "--budget", "smoke", "--seed", str(SEED),
                                        *[a for p in patterns for a in ("--claim", p)],
-                                       "--out", str(out)])
+                                       "--workers", "1", "--out", str(out)])
     assert result.exit_code == 1, result.output  # prop1 is refuted under a text reading
     got = load_results(out)
     chosen = ["dpsep/prop1-sensitivity", "dpsep/thm41-kl-tail-bound",
@@ -515,8 +518,10 @@ def test_vips_alone_same_seed_same_records(smoke_run, tmp_path):
     """VIPS's smoke audit alone at the same seed gives the all-papers run's VIPS claims
     (every reading, sentence and evidence) and sections, JSON for JSON, and the same
     meta: its checks draw from the seed alone, whatever runs beside them."""
+    # --workers 1: as in test_one_claim_at_a_time_gives_the_whole_runs_verdicts
     result = CliRunner().invoke(main, ["audit", "--paper", "vips", "--budget", "smoke",
-                                       "--seed", str(SEED), "--out", str(tmp_path / "o")])
+                                       "--seed", str(SEED), "--workers", "1",
+                                       "--out", str(tmp_path / "o")])
     # exit 1: a claim is refuted (vips/lda-sensitivity, vips/log-moment-gaussian, ...)
     assert result.exit_code == 1, result.output
     alone, both = load_results(tmp_path / "o"), load_results(smoke_run[0])

@@ -62,9 +62,9 @@ class CheckTimer:
     (:func:`~dpclaims.execution.processes.limit_worker_threads` for the check's length)
     and in a forked one (which, with the pools a check forks, inherits the limit): the
     checks' processes fill the cores, and each BLAS thread beyond one would wait for a
-    busy core (OpenBLAS's threads spin while they wait). DP-SEP's quick audit, 2
-    workers: 123.3 -> about 110 CPU-s, results.json byte for byte the same
-    (docs/benchmarks.md). With ``workers`` = 1 the checks run BLAS at full width.
+    busy core (OpenBLAS's threads spin while they wait). DP-SEP's quick audit with 2
+    workers writes results.json byte for byte as before (docs/benchmarks.md). With
+    ``workers`` = 1 the checks run BLAS at full width.
 
     A forked check is never waited for silently: ``result()`` raises
     :class:`~dpclaims.execution.WorkerLostError` (the CLI exits 69) when the check's

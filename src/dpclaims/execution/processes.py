@@ -31,8 +31,8 @@ of a JAX algorithm with ``--workers 2`` (issue 40: 300 s, no output). The rule:
   them a started OpenMP pool does not prevent fork; and the run does not change where it
   runs (or require a picklable mechanism) because an earlier check fitted a
   classifier. A check run by
-  :class:`~dpclaims.execution.CheckTimer` runs at full width, so for it a started pool
-  does.
+  :class:`~dpclaims.execution.CheckTimer` runs OpenMP at full width (BLAS on one thread
+  when checks run in several processes), so for it a started pool does.
 * **spawn** otherwise: a fresh interpreter that inherits no thread. The objects the
   workers need are pickled to them (they must be importable: defined at module level
   of a module the worker can import, or of a file loaded by ``check-variant``, which
