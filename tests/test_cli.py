@@ -98,11 +98,16 @@ def smoke_run(tmp_path_factory, forked_pair):
     return out, result
 
 
+def declared_elsewhere(paper: str) -> set[str]:
+    """The ids of the claims the registered papers other than ``paper`` declare (the
+    accounting paper declares the privacy numbers of every paper, ``dpsep/eps-*`` and
+    ``vips/eps-*`` among them)."""
+    return set().union(*(p.claim_ids for p in registered_papers() if p.id != paper))
+
+
 def dpsep_records(results: dict) -> list[dict]:
-    """The reading records of a report's claims that no paper but DP-SEP declares (the
-    accounting paper declares the privacy numbers of every paper, ``dpsep/eps-*``
-    among them)."""
-    others = set().union(*(p.claim_ids for p in registered_papers() if p.id != "dpsep"))
+    """The reading records of a report's claims that no paper but DP-SEP declares."""
+    others = declared_elsewhere("dpsep")
     return [v for v in reading_records(results) if v["claim_id"] not in others]
 
 
@@ -481,9 +486,8 @@ def test_one_claim_at_a_time_gives_the_whole_runs_verdicts(smoke_run, tmp_path):
 
 def own_claims(results: dict, paper: str) -> list[dict]:
     """The claim records of ``paper`` that no other paper declares (the accounting
-    paper declares every paper's privacy numbers, ``vips/eps-*`` among them, and takes
-    a different number of them at the smoke budget)."""
-    others = set().union(*(p.claim_ids for p in registered_papers() if p.id != paper))
+    paper takes a different number of the privacy numbers at the smoke budget)."""
+    others = declared_elsewhere(paper)
     return [c for c in results["claims"]
             if c["id"].startswith(f"{paper}/") and c["id"] not in others]
 

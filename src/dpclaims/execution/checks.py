@@ -23,6 +23,7 @@ from dpclaims.execution.processes import (
     WorkerLostError,
     current_worker_timeout,
     limit_worker_threads,
+    one_blas_thread,
     record_start,
     start_method,
 )
@@ -59,7 +60,7 @@ class CheckTimer:
     (the workers are daemonic): give it ``workers=1`` and no client.
 
     With ``workers`` > 1 every check runs one BLAS thread, in this process
-    (:func:`~dpclaims.execution.processes.limit_worker_threads` for the check's length)
+    (:func:`~dpclaims.execution.processes.one_blas_thread` for the check's length)
     and in a forked one (which, with the pools a check forks, inherits the limit): the
     checks' processes fill the cores, and each BLAS thread beyond one would wait for a
     busy core (OpenBLAS's threads spin while they wait). DP-SEP's quick audit with 2
@@ -136,9 +137,7 @@ class CheckTimer:
         """One BLAS thread for a check run here while other processes run checks
         (``workers`` > 1; the class docstring), else nothing."""
         if self.workers > 1 and self.client is None:
-            from threadpoolctl import threadpool_limits
-
-            return threadpool_limits(limits=1, user_api="blas")
+            return one_blas_thread()
         return contextlib.nullcontext()
 
     def _record(self, method: StartMethod) -> None:

@@ -277,13 +277,24 @@ def load_for_worker(payload: bytes, sources: list[tuple[str, str]]):
     return pickle.loads(payload)
 
 
+def one_blas_thread():
+    """threadpoolctl's limiter of every loaded BLAS library to one thread: in effect from
+    this call until its ``restore_original_limits()``, or for a ``with`` block. For work
+    whose processes already fill the cores (further BLAS threads spin while they wait
+    for one); a BLAS thread count does not change a product's value here (OpenBLAS
+    splits a product's output between threads, not its sums)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def limit_worker_threads(openmp: bool = False):
     """In a worker: one BLAS thread (and one OpenMP thread with ``openmp``); other
     libraries keep this process's settings (module docstring). Returns threadpoolctl's
     limiters (keep them alive)."""
     from threadpoolctl import threadpool_limits
 
-    limits = [threadpool_limits(limits=1, user_api="blas")]
+    limits = [one_blas_thread()]
     if openmp:
         limits.append(threadpool_limits(limits=1, user_api="openmp"))
     return limits

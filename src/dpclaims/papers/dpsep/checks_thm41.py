@@ -69,6 +69,7 @@ from dpclaims.execution.processes import (
     CpuProgress,
     collect,
     current_worker_timeout,
+    one_blas_thread,
     pool_pids,
     stop_pool,
 )
@@ -619,8 +620,6 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
     ----------
     DP-SEP v0 Sec. 4 Theorem 4.1 and the two remarks after it; supplement Sec. 8.1.
     """
-    from threadpoolctl import threadpool_limits
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     workers = min(2, os.cpu_count() or 1) if workers is None else int(workers)
@@ -629,7 +628,7 @@ def check_thm41_study(budget: Budget, seed: int, out_dir,
     # one OpenBLAS threads busy-wait: at --workers 1 the study's CPU time was 56 s with
     # two threads and 45 s with one (quick, seed 0), with the same bytes. Threads do not
     # change a product's value (OpenBLAS splits the output, not the sum).
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         return _study(budget, seed, out, workers, client)
 
 
