@@ -377,6 +377,11 @@ def test_calibration_rejects_unsupported_and_unreachable():
         calibrate_noise_multiplier(
             1e-4, DELTA, Sampling("none", steps=1), "add-remove", bounds=(0.1, 10.0)
         )
+    # above PLD_MAX_EPSILON the PLD reads every epsilon as infinite: its bisection would
+    # end at the sigma of epsilon 500, not the target's (11 CPU-s of grids until
+    # 2026-11-28); refused before any PLD is computed, naming the target
+    with pytest.raises(ValueError, match=r"target_epsilon 600\.0 is above 500"):
+        calibrate_noise_multiplier(600.0, DELTA, POISSON, "add-remove", "dp_accounting-pld")
 
 
 @pytest.mark.parametrize(("kind", "relation"), [("poisson", "add-remove"),

@@ -1120,7 +1120,11 @@ def calibrate_noise_multiplier(
         support this sampling under this relation (the message says why); the
         target cannot be met within ``bounds``; the accountant's arithmetic leaves
         double precision (:data:`OUT_OF_RANGE`) or, for the PLD, its grid would exceed
-        :data:`MAX_PLD_POINTS` (the bound on work :func:`account` keeps too).
+        :data:`MAX_PLD_POINTS` (the bound on work :func:`account` keeps too); for the
+        PLD, a target above :data:`PLD_MAX_EPSILON`, where its epsilons are not
+        trusted (every sigma whose epsilon lies above it reads as infinite, so a
+        bisection would end near the sigma of epsilon = PLD_MAX_EPSILON, not at the
+        target's: a valid but not the smallest sigma).
 
     References
     ----------
@@ -1141,6 +1145,10 @@ def calibrate_noise_multiplier(
     high_bound = check_positive(bounds[1], "bounds[1]")
     if not low_bound < 1.0 < high_bound:
         raise ValueError(f"bounds must satisfy bounds[0] < 1 < bounds[1], got {bounds!r}")
+    if accountant == "dp_accounting-pld" and target > PLD_MAX_EPSILON:
+        raise ValueError(f"target_epsilon {target!r} is above {PLD_MAX_EPSILON:g} (nats), "
+                         "where dp_accounting's PLD is not trusted (PLD_MAX_EPSILON): "
+                         "calibrate with an RDP accountant")
 
     def epsilon_at(sigma: float) -> float:
         try:
