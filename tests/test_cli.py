@@ -6,8 +6,9 @@ fixture ``smoke_run``) serves every test here: the report of all papers in one
 it (a DP-SEP-only smoke audit at seed 3, a second run of the same DP-SEP checks, cost 54
 CPU-s of the suite; DP-SEP's checks do not depend on the papers run beside it, and
 ``--claim`` runs of DP-SEP alone below compare their claims with it record for record),
-and VIPS's known answers and same-seed run (tests/test_vips_report.py until 2026-11-28,
-which ran a VIPS smoke audit of its own).
+VIPS's known answers (tests/test_vips_report.py until 2026-11-28, which ran a VIPS smoke
+audit of its own), and ``--claim`` runs of VIPS and of DPVIm alone, which run only the
+selected claims' checks and compare those claims with it record for record.
 """
 
 from __future__ import annotations
@@ -473,14 +474,6 @@ def test_one_claim_at_a_time_gives_the_whole_runs_verdicts(smoke_run, tmp_path):
 # --------------------------------------------------------------------------- VIPS
 
 
-def own_claims(results: dict, paper: str) -> list[dict]:
-    """The claim records of ``paper`` that no other paper declares (the accounting
-    paper takes a different number of the privacy numbers at the smoke budget)."""
-    others = declared_elsewhere(paper)
-    return [c for c in results["claims"]
-            if c["id"].startswith(f"{paper}/") and c["id"] not in others]
-
-
 def test_vips_known_answers(smoke_run):
     """VIPS's verdicts with a known answer, read from the all-papers smoke audit
     (tests/test_vips_report.py ran a VIPS smoke audit of its own until 2026-11-28)."""
@@ -507,24 +500,73 @@ def test_vips_known_answers(smoke_run):
     assert any(cid == "vips/eps-lda" for cid, _ in v)
 
 
-def test_vips_alone_same_seed_same_records(smoke_run, tmp_path):
-    """VIPS's smoke audit alone at the same seed gives the all-papers run's VIPS claims
-    (every reading, sentence and evidence) and sections, JSON for JSON, and the same
-    meta: its checks draw from the seed alone, whatever runs beside them."""
+def test_vips_selection_runs_only_its_checks_and_gives_the_whole_runs_records(smoke_run,
+                                                                                tmp_path):
+    """A ``--claim`` selection of VIPS's claims runs only the checks that give their
+    verdicts (``run_vips_audit`` asks ``ctx.wants``), and those claims' records (every
+    reading, sentence and evidence) and sections are the all-papers run's, JSON for JSON,
+    with the same meta but the selection: each check draws from the seed alone, whatever
+    runs beside it or is skipped. The claims selected cover every kind of seeded
+    randomness in VIPS (hypothesis searches and the branch and bound, the step audits'
+    trials, an accuracy reproduction with its figure) without its costliest checks (the
+    LDA sensitivity search, which Algorithm 2's calibration needs too, and the LDA and
+    SBN accuracy runs: 6.5, 4.1 and 5.7 of a VIPS smoke audit's 29 s) or the reported
+    epsilons (the accounting paper's in the all-papers run)."""
+    patterns = ["vips/log-moment-gaussian", "vips/eq2[23]-*", "vips/blr-*",
+                "vips/sbn-sensitivity", "vips/empirical-audit-*"]
     # --workers 1: as in test_one_claim_at_a_time_gives_the_whole_runs_verdicts
     result = CliRunner().invoke(main, ["audit", "--paper", "vips", "--budget", "smoke",
                                        "--seed", str(SEED), "--workers", "1",
+                                       *[a for p in patterns for a in ("--claim", p)],
                                        "--out", str(tmp_path / "o")])
-    # exit 1: a claim is refuted (vips/lda-sensitivity, vips/log-moment-gaussian, ...)
+    # exit 1: a claim is refuted (vips/log-moment-gaussian under a reading of sigma)
     assert result.exit_code == 1, result.output
     alone, both = load_results(tmp_path / "o"), load_results(smoke_run[0])
-    mine, theirs = own_claims(alone, "vips"), own_claims(both, "vips")
-    assert len(mine) >= 10 and [c["id"] for c in mine] == [c["id"] for c in theirs]
-    for a, b in zip(mine, theirs, strict=True):
-        assert json.dumps(a) == json.dumps(b), a["id"]
+    chosen = ["vips/log-moment-gaussian", "vips/eq22-sensitivity",
+              "vips/eq23-minibatch-sensitivity", "vips/blr-sensitivity",
+              "vips/sbn-sensitivity", "vips/empirical-audit-lda", "vips/empirical-audit-blr",
+              "vips/blr-approaches-nonprivate"]
+    assert [c["id"] for c in alone["claims"]] == chosen
+    theirs = {c["id"]: c for c in both["claims"]}
+    for c in alone["claims"]:
+        assert json.dumps(c) == json.dumps(theirs[c["id"]]), c["id"]
+    info = json.loads((tmp_path / "o" / "run_info.json").read_text())
+    assert set(info["seconds per check"]) == {  # the others not run
+        "log moment", "BLR sensitivities", "SBN sensitivity", "audits", "BLR accuracy"}
     sections = {s["title"]: s for s in both["sections"]}
-    assert alone["sections"]
+    assert [s["title"] for s in alone["sections"]] == ["BLR: test AUC against sigma (Fig. 6)"]
     for s in alone["sections"]:
         title = f"vips: {s['title']}"
         assert json.dumps({**s, "title": title}) == json.dumps(sections[title]), title
+    assert sorted(p.name for p in (tmp_path / "o").glob("*.png")) == ["blr_auc.png"]
+    assert alone["meta"].pop("selected claims") == {"patterns": patterns, "claims": chosen}
     assert alone["meta"] == both["meta"]["vips"]
+
+
+def test_dpvim_selection_runs_only_its_checks(smoke_run, tmp_path):
+    """A ``--claim`` selection of DPVIm's coverage claim runs the coverage runs and their
+    check only (not the theory, the OU or Fig. 5 runs, the audit, the reported epsilons;
+    ``run_dpvim_audit`` asks ``ctx.wants``), gives the all-papers run's record JSON for
+    JSON, and does not read Adult: a data folder whose Adult is broken (an empty
+    ``adult/``, which the Fig. 5 runs refuse) is no error."""
+    data = tmp_path / "data"
+    (data / "adult").mkdir(parents=True)
+    result = CliRunner().invoke(main, ["audit", "--paper", "dpvim", "--budget", "smoke",
+                                       "--seed", str(SEED), "--workers", "1",
+                                       "--claim", "noise-aware-coverage",
+                                       "--data-dir", str(data), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1, result.output  # a reading of the coverage is refuted
+    alone, both = load_results(tmp_path / "o"), load_results(smoke_run[0])
+    theirs = {c["id"]: c for c in both["claims"]}
+    assert [c["id"] for c in alone["claims"]] == ["dpvim/noise-aware-coverage"]
+    assert json.dumps(alone["claims"][0]) == json.dumps(theirs["dpvim/noise-aware-coverage"])
+    info = json.loads((tmp_path / "o" / "run_info.json").read_text())
+    assert set(info["seconds per check"]) == {"coverage runs", "coverage"}
+    (section,) = alone["sections"]
+    assert section["figures"] == ["dpvim_traces.png", "dpvim_coverage.png"]
+    assert "Fig. 5" not in section["text"]
+    # the same folder with Fig. 5 selected: Adult is read, and refused
+    bad = CliRunner().invoke(main, ["audit", "--paper", "dpvim", "--budget", "smoke",
+                                    "--claim", "adult-aligned-natural-best",
+                                    "--data-dir", str(data), "--out", str(tmp_path / "b")])
+    assert bad.exit_code == 2, bad.output

@@ -966,15 +966,32 @@ def run_dpvim_audit(ctx: RunContext) -> PaperResult:
     ``ctx.budget``: a :class:`~dpclaims.papers.dpvim.catalogue.DpvimBudget`;
     ``ctx.client``: a Dask client (``--scheduler``) on whose cluster the empirical audit's
     trial blocks run (the same verdicts); the reported epsilons are left to the
-    ``accounting`` paper when it runs beside (``ctx.companions``). Raises InputError for
-    a data folder without Adult.
+    ``accounting`` paper when it runs beside (``ctx.companions``).
+
+    ``ctx.wants(*claim_ids)`` (a ``--claim`` selection) says whether a check whose
+    verdicts are of those claims runs: the analytic claims (:data:`~.catalogue.CLAIMS`)
+    are one check (:func:`check_theory`); the OU runs feed ``dpvim/ou-noise-scaling`` and
+    ``dpvim/iterate-averaging-gain`` (each decided only when wanted); the coverage runs
+    ``dpvim/noise-aware-coverage``; the Fig. 5 runs (and the loading of Adult)
+    ``dpvim/adult-aligned-natural-best`` and ``dpvim/trace-std-matches-spread``; the
+    catalogue recomputes only the selected entries of those the budget takes, and gives a
+    not-checkable verdict for each selected entry it does not take. A check that is
+    skipped gives no verdict and no figure; the section's text names the Fig. 5 data only
+    when the Fig. 5 runs ran. Every check draws from its own seed, so a selected claim's
+    verdicts are those of the run of every claim (tested).
+
+    Raises InputError when the Fig. 5 runs are wanted and ``ctx.data_dir`` is not a
+    folder or holds a broken Adult (a folder without Adult gives the embedded default,
+    :func:`load_dpvim_adult`); without them Adult is not read.
     """
     budget, seed, data_dir, out_dir, client = (ctx.budget, ctx.seed, ctx.data_dir,
                                                ctx.out_dir, ctx.client)
+    wants = ctx.wants
     include_catalogue = "accounting" not in ctx.companions
 
     from dpclaims.claims import InputError
     from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
+    from dpclaims.papers.dpvim.catalogue import AUDIT_CLAIM, EXPERIMENT_CLAIMS
     from dpclaims.papers.dpvim.checks_audit import check_empirical_audit
     from dpclaims.papers.dpvim.checks_experiments import (
         check_adult,
@@ -988,40 +1005,56 @@ def run_dpvim_audit(ctx: RunContext) -> PaperResult:
     verdicts, figs = [], []
     timed = ctx.timer
     timings = timed.timings
+    ou_scaling, averaging, coverage = (EXPERIMENT_CLAIMS[k].id for k in
+                                       ("ou-scaling", "averaging", "coverage"))
+    fig5 = (EXPERIMENT_CLAIMS["adult-best"].id, EXPERIMENT_CLAIMS["trace-std"].id)
 
     synthetic = "none: synthetic data drawn from the seed"
-    verdicts += ran_on(timed("identities, theorem 3.1, Fisher, eq. 12",
-                             lambda: check_theory(budget, seed)), synthetic)
-    runs = timed("OU runs", lambda: run_scaling(budget, seed))
-    verdicts += ran_on(check_ou_scaling(runs, seed) + check_averaging(runs, seed), synthetic)
-    cov = timed("coverage runs", lambda: run_coverage(budget, seed))
-    v, f = timed("coverage", lambda: check_coverage(cov, seed, out_dir))
-    verdicts += ran_on(v, synthetic)
-    figs += f
-    try:
-        data, note = load_dpvim_adult(data_dir)
-    except (FileNotFoundError, ValueError) as exc:
-        raise InputError(str(exc)) from exc
-    for reading in budget.clip_readings:
-        res = timed(f"Fig. 5 runs ({reading})", lambda r=reading: run_adult(data, budget, seed, r))
-        v, f = check_adult(res, seed, out_dir)
-        for x in v:
-            x.evidence["data_note"] = note
-        verdicts += ran_on(v, note)
+    if wants(*(c.id for c in CLAIMS.values())):
+        verdicts += ran_on(timed("identities, theorem 3.1, Fisher, eq. 12",
+                                 lambda: check_theory(budget, seed)), synthetic)
+    if wants(ou_scaling, averaging):
+        runs = timed("OU runs", lambda: run_scaling(budget, seed))
+        verdicts += ran_on((check_ou_scaling(runs, seed) if wants(ou_scaling) else [])
+                           + (check_averaging(runs, seed) if wants(averaging) else []),
+                           synthetic)
+    if wants(coverage):
+        cov = timed("coverage runs", lambda: run_coverage(budget, seed))
+        v, f = timed("coverage", lambda: check_coverage(cov, seed, out_dir))
+        verdicts += ran_on(v, synthetic)
         figs += f
-    verdicts += ran_on(timed("empirical audit", lambda: check_empirical_audit(
-        budget.audit_trials, seed, client=client)),
-        "none: worst-case neighbouring datasets chosen by the audit")
+    note = None  # the Fig. 5 data, when the Fig. 5 runs run
+    if wants(*fig5):
+        try:
+            data, note = load_dpvim_adult(data_dir)
+        except (FileNotFoundError, ValueError) as exc:
+            raise InputError(str(exc)) from exc
+        for reading in budget.clip_readings:
+            res = timed(f"Fig. 5 runs ({reading})",
+                        lambda r=reading: run_adult(data, budget, seed, r))
+            v, f = check_adult(res, seed, out_dir)
+            for x in v:
+                x.evidence["data_note"] = note
+            verdicts += ran_on(v, note)
+            figs += f
+    if wants(AUDIT_CLAIM.id):
+        verdicts += ran_on(timed("empirical audit", lambda: check_empirical_audit(
+            budget.audit_trials, seed, client=client)),
+            "none: worst-case neighbouring datasets chosen by the audit")
     if include_catalogue:
-        entries = list(ENTRIES)[: budget.catalogue]
-        verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
-                           "no records: the paper's reported privacy parameters")
-        verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
-                                             f"the first {len(entries)} of {len(ENTRIES)}"),
+        taken = list(ENTRIES)[: budget.catalogue]
+        entries = [e for e in taken if wants(e.id)]  # a selection: its entries only
+        if entries:
+            verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
+                               "no records: the paper's reported privacy parameters")
+        verdicts += ran_on(not_run_at_budget([e for e in list(ENTRIES)[len(taken):]
+                                              if wants(e.id)], budget_name,
+                                             f"the first {len(taken)} of {len(ENTRIES)}"),
                            "none: not run")
+    fig5_text = "" if note is None else f" Fig. 5 data: {note}."
     sections = [{"title": "DPVIm: traces, coverage, error against epsilon (reduced size)",
                  "text": ("Reduced-size reproduction; the sizes are in each verdict's "
-                          f"evidence. Fig. 5 data: {note}."), "figures": figs}] if figs else []
+                          f"evidence.{fig5_text}"), "figures": figs}] if figs else []
     meta = {"paper": "dpvim", "seed": seed, "budget": budget_name,
             "budget_values": {k: list(v) if isinstance(v, tuple) else v
                               for k, v in budget.values().items()}}

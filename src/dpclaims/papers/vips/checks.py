@@ -40,7 +40,7 @@ from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
 from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
 from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
 from dpclaims.claims.paper import PaperResult, RunContext
-from dpclaims.papers.vips.catalogue import CLAIMS, READINGS
+from dpclaims.papers.vips.catalogue import ACCURACY_CLAIMS, CLAIMS, LDA_CLAIMS, READINGS
 from dpclaims.papers.vips.checks_blr_sbn import check_blr_accuracy, check_sbn_accuracy
 from dpclaims.papers.vips.checks_lda import check_lda_accuracy
 from dpclaims.papers.vips.privacy_numbers import ENTRIES
@@ -505,6 +505,22 @@ def check_audits(n_trials: int, seed: int, client=None) -> list[Verdict]:
 
 # --------------------------------------------------------------------------- the report
 
+#: The claims each check of :func:`run_vips_audit` gives verdicts of, by the check's name
+#: in run_info.json's "seconds per check" (Algorithm 2's calibration, computed from the
+#: sensitivity searches' verdicts, is not timed); the reported epsilons are per entry.
+CHECK_CLAIMS: dict[str, tuple[str, ...]] = {
+    "log moment": (CLAIMS["log-moment"].id,),
+    "BLR sensitivities": (CLAIMS["eq22"].id, CLAIMS["eq23"].id, CLAIMS["blr"].id),
+    "LDA sensitivity": (CLAIMS["lda"].id,),
+    "SBN sensitivity": (CLAIMS["sbn"].id,),
+    "Algorithm 2 calibration": (CLAIMS["alg2"].id,),
+    "audits": (CLAIMS["audit-lda"].id, CLAIMS["audit-blr"].id),
+    "LDA accuracy": tuple(c.id for c in LDA_CLAIMS.values()),
+    "BLR accuracy": (ACCURACY_CLAIMS["blr"].id,),
+    "SBN accuracy": (ACCURACY_CLAIMS["sbn"].id,),
+}
+
+
 def run_vips_audit(ctx: RunContext) -> PaperResult:
     """Every VIPS check at ``ctx.budget`` (the paper's ``run``), through ``ctx.timer``.
 
@@ -514,42 +530,67 @@ def run_vips_audit(ctx: RunContext) -> PaperResult:
     catalogue's vips/eps-* entries) are added unless the ``accounting`` paper runs beside
     (``ctx.companions``); ``ctx.client``: the Dask cluster of ``--scheduler``, on which the
     step audits' trial blocks run (the checks themselves run here).
+
+    ``ctx.wants(*claim_ids)`` (a ``--claim`` selection) says whether a check whose
+    verdicts are of those claims runs (:data:`CHECK_CLAIMS` lists them per check); a check
+    that is skipped gives no verdict, and an accuracy check no section or figure.
+    Algorithm 2's calibration re-decides the three sensitivity searches' verdicts, so a
+    selection of ``vips/alg2-noise-calibration`` runs all three (their own verdicts are
+    then dropped by the runner). The catalogue recomputes only the selected entries of
+    those the budget takes, and gives a not-checkable verdict for each selected entry it
+    does not take. Every check draws from its own seed, so a selected claim's verdicts
+    are those of the run of every claim (tested).
     """
     budget, seed, data_dir, out_dir, client = (ctx.budget, ctx.seed, ctx.data_dir,
                                                ctx.out_dir, ctx.client)
+    wants = ctx.wants
     include_catalogue = "accounting" not in ctx.companions
     budget_name = budget.name
     verdicts = []
     timed = ctx.timer
     timings = timed.timings
+    alg2 = CHECK_CLAIMS["Algorithm 2 calibration"]
+
+    def run(name, fn, *also, empty):
+        """``timed(name, fn)`` when a claim of check ``name`` (or of ``also``) is wanted,
+        else ``empty``."""
+        return timed(name, fn) if wants(*CHECK_CLAIMS[name], *also) else empty
 
     drawn = "none: records drawn by hypothesis from the seed"
-    verdicts += ran_on(timed("log moment", check_log_moment),
+    verdicts += ran_on(run("log moment", check_log_moment, empty=[]),
                        "no records: the printed log moment against the exact one (Fig. 6's "
                        "N = 39,074)")
-    blr = timed("BLR sensitivities", lambda: check_blr_sensitivity(budget.examples, seed))
-    lda = timed("LDA sensitivity", lambda: check_lda_sensitivity(budget.examples, seed))
-    sbn = timed("SBN sensitivity", lambda: check_sbn_sensitivity(budget.examples, seed))
+    # Algorithm 2's calibration reads the three searches' verdicts
+    blr = run("BLR sensitivities", lambda: check_blr_sensitivity(budget.examples, seed),
+              *alg2, empty=[])
+    lda = run("LDA sensitivity", lambda: check_lda_sensitivity(budget.examples, seed),
+              *alg2, empty=[])
+    sbn = run("SBN sensitivity", lambda: check_sbn_sensitivity(budget.examples, seed),
+              *alg2, empty=[])
     verdicts += ran_on(blr + lda + sbn, drawn)
-    verdicts += ran_on(check_alg2_calibration(blr, lda, sbn),
-                       "none: the sensitivities above and the paper's noise calibration")
-    verdicts += ran_on(timed("audits", lambda: check_audits(budget.audit_trials, seed,
-                                                            client=client)),
+    if wants(*alg2):
+        verdicts += ran_on(check_alg2_calibration(blr, lda, sbn),
+                           "none: the sensitivities above and the paper's noise calibration")
+    verdicts += ran_on(run("audits", lambda: check_audits(budget.audit_trials, seed,
+                                                          client=client), empty=[]),
                        "none: worst-case neighbouring datasets chosen by the audit")
-    lda_acc, lda_figs = timed("LDA accuracy", lambda: check_lda_accuracy(
-        budget, seed, data_dir=data_dir, out_dir=out_dir))
+    lda_acc, lda_figs = run("LDA accuracy", lambda: check_lda_accuracy(
+        budget, seed, data_dir=data_dir, out_dir=out_dir), empty=([], []))
     verdicts += lda_acc
-    blr_acc, blr_figs = timed("BLR accuracy", lambda: check_blr_accuracy(
-        budget, seed, data_dir=data_dir, out_dir=out_dir))
-    sbn_acc, sbn_figs = timed("SBN accuracy", lambda: check_sbn_accuracy(
-        budget, seed, out_dir=out_dir))
+    blr_acc, blr_figs = run("BLR accuracy", lambda: check_blr_accuracy(
+        budget, seed, data_dir=data_dir, out_dir=out_dir), empty=([], []))
+    sbn_acc, sbn_figs = run("SBN accuracy", lambda: check_sbn_accuracy(
+        budget, seed, out_dir=out_dir), empty=([], []))
     verdicts += blr_acc + sbn_acc
     if include_catalogue:
-        entries = list(ENTRIES)[: budget.catalogue]
-        verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
-                           "no records: the paper's reported privacy parameters")
-        verdicts += ran_on(not_run_at_budget(list(ENTRIES)[len(entries):], budget_name,
-                                             f"the first {len(entries)} of {len(ENTRIES)}"),
+        taken = list(ENTRIES)[: budget.catalogue]
+        entries = [e for e in taken if wants(e.id)]  # a selection: its entries only
+        if entries:
+            verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
+                               "no records: the paper's reported privacy parameters")
+        verdicts += ran_on(not_run_at_budget([e for e in list(ENTRIES)[len(taken):]
+                                              if wants(e.id)], budget_name,
+                                             f"the first {len(taken)} of {len(ENTRIES)}"),
                            "none: not run")
     sections = [{"title": title, "text": ("Reduced-size reproduction; the sizes are in each "
                                           "verdict's evidence."), "figures": list(figs)}
