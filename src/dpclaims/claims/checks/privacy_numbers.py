@@ -63,7 +63,7 @@ import itertools
 
 from dpclaims.analysis import accounting as acc
 from dpclaims.analysis.vocabulary import RELATIONS
-from dpclaims.claims import Reading, ReadingKind, Verdict
+from dpclaims.claims import Reading, ReadingKind, Verdict, ran_on
 from dpclaims.claims.checks.bounds import epsilon_bounds
 from dpclaims.claims.kernel import Claimed, decide, not_checkable, undecided
 from dpclaims.claims.reported import ReportedPrivacy
@@ -554,6 +554,31 @@ def check_catalogue(entries, seed: int | None = None, tick=lambda name: None):
     for e in entries:
         tick(e.id)
         out.extend(check_reported(e, seed))
+    return out
+
+
+def reported_epsilons(ctx, entries, count: int) -> list[Verdict]:
+    """A paper's reported privacy numbers in its own audit: the first ``count`` of
+    ``entries`` (ReportedPrivacy values) recomputed (:func:`check_catalogue`, timed as
+    "reported epsilons" through ``ctx.timer``), a not-checkable verdict for each later one
+    (:func:`not_run_at_budget`), each with the data it ran on; under a ``--claim``
+    selection (``ctx.wants``) only the selected entries, and nothing is timed when none of
+    the first ``count`` is selected.
+
+    ``ctx``: the paper's :class:`~dpclaims.claims.paper.RunContext`. Returns the verdicts
+    in the order of ``entries``.
+    """
+    entries = list(entries)
+    taken = entries[:count]
+    chosen = [e for e in taken if ctx.wants(e.id)]
+    out = []
+    if chosen:
+        out += ran_on(ctx.timer("reported epsilons", lambda: check_catalogue(chosen)),
+                      "no records: the paper's reported privacy parameters")
+    out += ran_on(not_run_at_budget([e for e in entries[len(taken):] if ctx.wants(e.id)],
+                                    ctx.budget.name,
+                                    f"the first {len(taken)} of {len(entries)}"),
+                  "none: not run")
     return out
 
 

@@ -990,7 +990,7 @@ def run_dpvim_audit(ctx: RunContext) -> PaperResult:
     include_catalogue = "accounting" not in ctx.companions
 
     from dpclaims.claims import InputError
-    from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
+    from dpclaims.claims.checks.privacy_numbers import reported_epsilons
     from dpclaims.papers.dpvim.catalogue import AUDIT_CLAIM, EXPERIMENT_CLAIMS
     from dpclaims.papers.dpvim.checks_audit import check_empirical_audit
     from dpclaims.papers.dpvim.checks_experiments import (
@@ -1042,15 +1042,7 @@ def run_dpvim_audit(ctx: RunContext) -> PaperResult:
             budget.audit_trials, seed, client=client)),
             "none: worst-case neighbouring datasets chosen by the audit")
     if include_catalogue:
-        taken = list(ENTRIES)[: budget.catalogue]
-        entries = [e for e in taken if wants(e.id)]  # a selection: its entries only
-        if entries:
-            verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
-                               "no records: the paper's reported privacy parameters")
-        verdicts += ran_on(not_run_at_budget([e for e in list(ENTRIES)[len(taken):]
-                                              if wants(e.id)], budget_name,
-                                             f"the first {len(taken)} of {len(ENTRIES)}"),
-                           "none: not run")
+        verdicts += reported_epsilons(ctx, ENTRIES, budget.catalogue)
     fig5_text = "" if note is None else f" Fig. 5 data: {note}."
     sections = [{"title": "DPVIm: traces, coverage, error against epsilon (reduced size)",
                  "text": ("Reduced-size reproduction; the sizes are in each verdict's "

@@ -37,7 +37,7 @@ from dpclaims.audits.mechanism import (
 )
 from dpclaims.claims import Verdict, ran_on
 from dpclaims.claims.checks.bounds import audit_verdict, search_verdict
-from dpclaims.claims.checks.privacy_numbers import check_catalogue, not_run_at_budget
+from dpclaims.claims.checks.privacy_numbers import reported_epsilons
 from dpclaims.claims.kernel import Bound, Claimed, Direction, Part, decide, decide_all
 from dpclaims.claims.paper import PaperResult, RunContext
 from dpclaims.papers.vips.catalogue import ACCURACY_CLAIMS, CLAIMS, LDA_CLAIMS, READINGS
@@ -583,15 +583,7 @@ def run_vips_audit(ctx: RunContext) -> PaperResult:
         budget, seed, out_dir=out_dir), empty=([], []))
     verdicts += blr_acc + sbn_acc
     if include_catalogue:
-        taken = list(ENTRIES)[: budget.catalogue]
-        entries = [e for e in taken if wants(e.id)]  # a selection: its entries only
-        if entries:
-            verdicts += ran_on(timed("reported epsilons", lambda: check_catalogue(entries)),
-                               "no records: the paper's reported privacy parameters")
-        verdicts += ran_on(not_run_at_budget([e for e in list(ENTRIES)[len(taken):]
-                                              if wants(e.id)], budget_name,
-                                             f"the first {len(taken)} of {len(ENTRIES)}"),
-                           "none: not run")
+        verdicts += reported_epsilons(ctx, ENTRIES, budget.catalogue)
     sections = [{"title": title, "text": ("Reduced-size reproduction; the sizes are in each "
                                           "verdict's evidence."), "figures": list(figs)}
                 for title, figs in (("LDA: held-out perplexity per iteration (Fig. 3)", lda_figs),
