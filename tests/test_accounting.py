@@ -538,6 +538,39 @@ def test_the_memo_keeps_a_result_per_argument_and_nothing_when_unset(tmp_path, m
         account_event(event, DELTA, "add-remove", pld_max_refinements=0)
 
 
+def test_the_memo_keeps_the_pld_epsilons_and_applies_the_trust_limit_after(tmp_path,
+                                                                           monkeypatch):
+    """The pessimistic and optimistic PLD epsilons are memoised too (the same event, delta,
+    relation and interval under another accountant selection or calibration): read back
+    equal without building a PLD; PLD_MAX_EPSILON is checked on the value read back, so a
+    lower limit refuses it although it was kept."""
+    from dpclaims.analysis import accounting
+
+    monkeypatch.setenv(accounting.MEMO_ENV, str(tmp_path / "memo"))
+    event = dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0))
+    event = dp_accounting.SelfComposedDpEvent(event, 100)
+    args = (event, DELTA, "add-remove", 1e-2)
+    upper = accounting._pld_epsilon(*args)
+    lower = accounting._optimistic_pld_epsilon(*args)
+    assert 0 < lower <= upper
+    for name in ("pessimistic", "optimistic"):
+        assert len(list((tmp_path / "memo").glob(f"_{name}_pld_value-*.pickle"))) == 1
+
+    def broken(*a, **k):
+        raise AssertionError("a PLD was built although memoised")
+
+    monkeypatch.setattr(accounting, "PLDAccountant", broken)
+    monkeypatch.setattr(accounting, "_optimistic_pld", broken)
+    assert accounting._pld_epsilon(*args) == upper
+    assert accounting._optimistic_pld_epsilon(*args) == lower
+    with pytest.raises(AssertionError, match="memoised"):  # another interval is computed
+        accounting._pld_epsilon(event, DELTA, "add-remove", 2e-2)
+    monkeypatch.setattr(accounting, "PLD_MAX_EPSILON", lower / 2)
+    for read in (accounting._pld_epsilon, accounting._optimistic_pld_epsilon):
+        with pytest.raises(accounting._PldOutOfRange):
+            read(*args)
+
+
 def test_accountants_computes_only_the_rows_asked_for_with_the_same_values():
     """``accountants=``: the rows asked for, in the usual order, equal to the full run's;
     an unknown or empty selection names the bad value."""
