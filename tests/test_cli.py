@@ -7,8 +7,9 @@ it (a DP-SEP-only smoke audit at seed 3, a second run of the same DP-SEP checks,
 CPU-s of the suite; DP-SEP's checks do not depend on the papers run beside it, and
 ``--claim`` runs of DP-SEP alone below compare their claims with it record for record),
 VIPS's known answers (tests/test_vips_report.py until 2026-11-28, which ran a VIPS smoke
-audit of its own), and ``--claim`` runs of VIPS and of DPVIm alone, which run only the
-selected claims' checks and compare those claims with it record for record.
+audit of its own) and its BLR, SBN and LDA accuracy records (their test files ran the same
+checks at seed 0 until 2026-11-28), and ``--claim`` runs of VIPS and of DPVIm alone, which
+run only the selected claims' checks and compare those claims with it record for record.
 """
 
 from __future__ import annotations
@@ -498,6 +499,116 @@ def test_vips_known_answers(smoke_run):
         assert "interval branch and bound" in x["evidence"]["basis"]["upper"]["source"]
     assert v[("vips/alg2-noise-calibration", "BLR")]["verdict"] == "inconclusive"
     assert any(cid == "vips/eps-lda" for cid, _ in v)
+
+
+def _vips_records(smoke_run, claim_id):
+    records = [r for r in reading_records(load_results(smoke_run[0]))
+               if r["claim_id"] == claim_id]
+    assert records, claim_id
+    for r in records:
+        # exact tests: a certificate exactly when they decide
+        assert r["certificate"] == (r["verdict"] in ("holds", "refuted")), claim_id
+        assert r["seed"] == SEED and r["budget"] == "smoke"
+        assert r["evidence"] and r["sentence"]
+        assert all((smoke_run[0] / f).stat().st_size > 1000 for f in r["figures"])
+    return records
+
+
+def test_vips_blr_accuracy_record(smoke_run):
+    """Fig. 6's BLR reproduction in the all-papers smoke audit: its sizes, the epsilon of
+    each sigma under both readings, and the verdict as the exact trend test's p-values
+    decide it (tests/test_vips_blr_sbn_accuracy.py ran its own smoke-size BLR and SBN
+    checks at seed 0 until 2026-11-28: 4.5 CPU-s beside this run's)."""
+    import numpy as np
+
+    from dpclaims.papers.vips.checks_blr_sbn import BLR_FIGURE, BUDGETS, trend_test
+
+    (v,) = _vips_records(smoke_run, "vips/blr-approaches-nonprivate")
+    assert v["figures"] == [BLR_FIGURE]
+    ev = v["evidence"]
+    assert "embedded default" in ev["dataset"] and "embedded default" in v["sentence"]
+    sz = ev["sizes"]
+    assert (sz["N_train"], sz["d"], sz["S"], sz["iterations"], sz["seeds"]) == (
+        5729, 9, 23, BUDGETS["smoke"]["blr_iterations"], BUDGETS["smoke"]["blr_seeds"])
+    assert set(ev["test_auc"]) == {"0", "1", "6", "12"}
+    assert all(len(s["per_seed"]) == sz["seeds"] for s in ev["test_auc"].values())
+    # epsilon decreases in sigma, and the two-releases reading is always the larger one
+    e = ev["epsilon"]
+    assert e["1"]["paper"] > e["6"]["paper"] > e["12"]["paper"] > 0
+    for k in ("1", "6", "12"):
+        assert e[k]["two-releases"] > e[k]["paper"]
+    assert e["0"]["paper"] == "inf"
+    # the verdict is the kernel's, from the exact trend test's p-values
+    st = trend_test(np.array([ev["test_auc"][k]["per_seed"] for k in ("0", "1", "6", "12")]).T)
+    assert st["method"] == "exact"
+    basis = ev["basis"]
+    assert (basis["rule"], basis["level"]) == ("tests", 0.05)
+    assert basis["p_holds"] == st["p_stated_direction"]
+    assert basis["p_refutes"] == st["p_opposite_direction"]
+    assert v["verdict"] == ("holds" if st["p_stated_direction"] <= 0.05 else "refuted"
+                            if st["p_opposite_direction"] <= 0.05 else "inconclusive")
+
+
+def test_vips_sbn_accuracy_records(smoke_run):
+    """Fig. 7's SBN reproduction in the all-papers smoke audit: both readings, the
+    accuracies per size and method, the strong-composition calibration reproducing the
+    moments accountant's total, and each verdict as its test's p-values decide it."""
+    from dpclaims.papers.vips.checks_blr_sbn import BUDGETS, SBN_DELTA, SBN_FIGURE
+    from dpclaims.papers.vips.experiment_lda import strong_composition_total
+
+    records = _vips_records(smoke_run, "vips/sbn-ma-beats-strong-composition")
+    assert [v["reading"] for v in records] == ["no-amplification (verdict of record)",
+                                               "amplified"]
+    for v in records:
+        assert v["figures"] == [SBN_FIGURE]
+        acc = v["evidence"]["accuracy"]
+        assert set(acc) == {"100", "200"}
+        for per in acc.values():
+            for m in ("NP", "MA", "SC", "SC-amplified"):
+                assert len(per[m]["per_seed"]) == BUDGETS["smoke"]["sbn_seeds"]
+                assert 0 <= per[m]["mean"] <= 1
+        assert v["evidence"]["sizes"]["N_train"] == 1438
+        st, basis = v["evidence"]["test"], v["evidence"]["basis"]
+        assert (basis["p_holds"], basis["p_refutes"]) == (st["p_holds"], st["p_refutes"])
+        assert v["verdict"] == ("holds" if st["p_holds"] <= 0.05 else "refuted"
+                                if st["p_refutes"] <= 0.05 else "inconclusive")
+    for s, st in records[0]["evidence"]["per_size"].items():
+        assert st["S"] == int(s)
+        for key in ("strong_composition", "strong_composition_amplified"):
+            sc = st[key]
+            eps, delta = strong_composition_total(sc["eps_step"], sc["delta_step"], st["J"],
+                                                  sc["delta_slack"])
+            assert eps == pytest.approx(st["epsilon_MA"], rel=1e-9)
+            assert delta == pytest.approx(SBN_DELTA, rel=1e-12)
+
+
+def test_vips_lda_accuracy_records(smoke_run):
+    """The LDA reproduction (Fig. 4) in the all-papers smoke audit: its three claims, each
+    from the exact sign test over the budget's pairs, on the synthetic corpus, with the
+    strong-composition total reproduced (tests/test_vips_lda_accuracy.py ran its own
+    smoke-size LDA check at seed 0 until 2026-11-28: 2.5 CPU-s beside this run's)."""
+    import math
+
+    from dpclaims.papers.vips.checks_lda import BUDGETS, FIGURE
+
+    ids = ["vips/lda-ma-beats-strong-composition", "vips/lda-clipping-helps",
+           "vips/lda-ma-beats-word-frequency"]
+    records = [v for cid in ids for v in _vips_records(smoke_run, cid)]
+    for v in records:
+        assert v["figures"] == [FIGURE]
+        ev = v["evidence"]
+        st = ev["test"]
+        assert st["n_pairs"] == BUDGETS["smoke"]["lda_seeds"]
+        assert all(math.isfinite(x) for x in (st["mean_better"], st["mean_worse"],
+                                              ev["word_frequency_perplexity"]))
+        setting = ev["setting"]
+        assert setting["synthetic"] and "synthetic" in v["sentence"]
+        for key in ("D_train", "S", "J", "K", "V", "N_doc_length", "epsilon_MA", "delta"):
+            assert key in setting
+        assert setting["strong_composition"]["reproduced_total_epsilon"] == pytest.approx(
+            setting["epsilon_MA"], abs=1e-6)
+    for m, s in records[0]["evidence"]["final_perplexity"].items():
+        assert len(s["per_seed"]) == 2 and s["mean"] > 1, m
 
 
 def test_vips_selection_runs_only_its_checks_and_gives_the_whole_runs_records(smoke_run,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from pathlib import Path
 
@@ -11,15 +10,12 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from dpclaims.claims import VERDICTS, InputError
+from dpclaims.claims import InputError
 from dpclaims.papers.vips import checks_blr_sbn as mod
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.checks_blr_sbn import (
-    BLR_FIGURE,
-    BUDGETS,
     CLAIMS,
     SBN_DELTA,
-    SBN_FIGURE,
     SBN_SIGMA,
     blr_data,
     check_blr_accuracy,
@@ -29,92 +25,13 @@ from dpclaims.papers.vips.checks_blr_sbn import (
     sbn_setting,
     trend_test,
 )
-from dpclaims.papers.vips.experiment_lda import strong_composition_total
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "vips.txt"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("figs")
-    budget = VIPS_BUDGETS["smoke"]
-    blr = check_blr_accuracy(budget, seed=0, out_dir=out)
-    sbn = check_sbn_accuracy(budget, seed=0, out_dir=out)
-    return out, blr, sbn
-
-
-# --------------------------------------------------------------------------- smoke runs
-
-
-def _valid(v, claim_id):
-    assert v.claim.id == claim_id
-    assert v.verdict in VERDICTS
-    # exact tests: a certificate exactly when they decide
-    assert v.certificate == (v.verdict in ("holds", "refuted"))
-    assert v.seed == 0 and v.budget == "smoke"
-    assert v.evidence and v.sentence
-    json.dumps(v.to_dict(), allow_nan=False)
-
-
-def test_smoke_blr(smoke):
-    out, (verdicts, figures), _ = smoke
-    assert figures == [BLR_FIGURE] and (out / BLR_FIGURE).stat().st_size > 0
-    assert len(verdicts) == 1
-    v = verdicts[0]
-    _valid(v, "vips/blr-approaches-nonprivate")
-    assert v.figures == [BLR_FIGURE]
-    ev = v.evidence
-    assert "embedded default" in ev["dataset"] and "embedded default" in v.sentence
-    sz = ev["sizes"]
-    assert (sz["N_train"], sz["d"], sz["S"], sz["iterations"], sz["seeds"]) == (
-        5729, 9, 23, BUDGETS["smoke"]["blr_iterations"], BUDGETS["smoke"]["blr_seeds"])
-    assert set(ev["test_auc"]) == {"0", "1", "6", "12"}
-    assert all(len(s["per_seed"]) == sz["seeds"] for s in ev["test_auc"].values())
-    # epsilon decreases in sigma, and the two-releases reading is always the larger one
-    e = ev["epsilon"]
-    assert e["1"]["paper"] > e["6"]["paper"] > e["12"]["paper"] > 0
-    for k in ("1", "6", "12"):
-        assert e[k]["two-releases"] > e[k]["paper"]
-    assert e["0"]["paper"] == "inf"
-    # the verdict is the kernel's, from the exact trend test's p-values
-    st = trend_test(np.array([ev["test_auc"][k]["per_seed"] for k in ("0", "1", "6", "12")]).T)
-    assert st["method"] == "exact"
-    basis = ev["basis"]
-    assert (basis["rule"], basis["level"]) == ("tests", 0.05)
-    assert basis["p_holds"] == st["p_stated_direction"]
-    assert basis["p_refutes"] == st["p_opposite_direction"]
-    assert v.verdict == ("holds" if st["p_stated_direction"] <= 0.05 else "refuted"
-                         if st["p_opposite_direction"] <= 0.05 else "inconclusive")
-
-
-def test_smoke_sbn(smoke):
-    out, _, (verdicts, figures) = smoke
-    assert figures == [SBN_FIGURE] and (out / SBN_FIGURE).stat().st_size > 0
-    assert [v.reading for v in verdicts] == ["no-amplification (verdict of record)",
-                                             "amplified"]
-    for v in verdicts:
-        _valid(v, "vips/sbn-ma-beats-strong-composition")
-        assert v.figures == [SBN_FIGURE]
-        acc = v.evidence["accuracy"]
-        assert set(acc) == {"100", "200"}
-        for per in acc.values():
-            for m in ("NP", "MA", "SC", "SC-amplified"):
-                assert len(per[m]["per_seed"]) == BUDGETS["smoke"]["sbn_seeds"]
-                assert 0 <= per[m]["mean"] <= 1
-        assert v.evidence["sizes"]["N_train"] == 1438
-
-
-def test_smoke_sbn_calibration_in_evidence(smoke):
-    _, _, (verdicts, _) = smoke
-    for s, st in verdicts[0].evidence["per_size"].items():
-        assert st["S"] == int(s)
-        for key in ("strong_composition", "strong_composition_amplified"):
-            sc = st[key]
-            eps, delta = strong_composition_total(sc["eps_step"], sc["delta_step"], st["J"],
-                                                  sc["delta_slack"])
-            assert eps == pytest.approx(st["epsilon_MA"], rel=1e-9)
-            assert delta == pytest.approx(SBN_DELTA, rel=1e-12)
+# The smoke-size BLR and SBN runs are read from the all-papers smoke audit
+# (tests/test_cli.py: test_vips_blr_accuracy_record, test_vips_sbn_accuracy_records).
 
 
 # --------------------------------------------------------------------------- calibration
@@ -204,15 +121,6 @@ def test_paired_sizes_tests():
     assert st["min_pairs_for_level"] == min_pairs() == 5
     with pytest.raises(ValueError):
         paired_sizes_tests(ma, {"100": sc["100"]})
-
-
-def test_smoke_sbn_verdict_is_the_kernels(smoke):
-    _, _, (verdicts, _) = smoke
-    for v in verdicts:
-        st, basis = v.evidence["test"], v.evidence["basis"]
-        assert (basis["p_holds"], basis["p_refutes"]) == (st["p_holds"], st["p_refutes"])
-        assert v.verdict == ("holds" if st["p_holds"] <= 0.05 else "refuted"
-                             if st["p_refutes"] <= 0.05 else "inconclusive")
 
 
 # --------------------------------------------------------------------------- inputs, extras

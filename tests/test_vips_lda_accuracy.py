@@ -12,12 +12,11 @@ import pytest
 
 from dpclaims.analysis.accounting import Sampling, account, calibrate_noise_multiplier
 from dpclaims.analysis.paired_tests import min_pairs, paired_comparison
-from dpclaims.claims import VERDICTS, InputError
+from dpclaims.claims import InputError
 from dpclaims.papers.vips.catalogue import BUDGETS as VIPS_BUDGETS
 from dpclaims.papers.vips.checks_lda import (
     BUDGETS,
     CLAIMS,
-    FIGURE,
     check_lda_accuracy,
     lda_verdict,
 )
@@ -142,46 +141,8 @@ def test_statements_are_quoted_exactly():
         assert claim.statement in text, claim.id
 
 
-# --------------------------------------------------------------------------- the smoke run
-
-
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("lda")
-    verdicts, figures = check_lda_accuracy(VIPS_BUDGETS["smoke"], 0, out_dir=out)
-    return verdicts, figures, out
-
-
-def test_smoke_run_returns_three_claims(smoke):
-    verdicts, figures, out = smoke
-    assert {v.claim.id for v in verdicts} == IDS
-    for v in verdicts:
-        assert v.verdict in VERDICTS
-        # the exact sign test decides: a certificate exactly when it is significant
-        assert v.certificate == (v.verdict in ("holds", "refuted"))
-        assert v.seed == 0 and v.budget == "smoke"
-        ev = v.evidence
-        st = ev["test"]
-        assert st["n_pairs"] == BUDGETS["smoke"]["lda_seeds"]
-        assert all(math.isfinite(x) for x in (st["mean_better"], st["mean_worse"],
-                                              ev["word_frequency_perplexity"]))
-        setting = ev["setting"]
-        assert setting["synthetic"] and "synthetic" in v.sentence
-        for key in ("D_train", "S", "J", "K", "V", "N_doc_length", "epsilon_MA", "delta"):
-            assert key in setting
-        assert setting["strong_composition"]["reproduced_total_epsilon"] == pytest.approx(
-            setting["epsilon_MA"], abs=1e-6)
-        json.dumps(v.to_dict())
-    for m, s in verdicts[0].evidence["final_perplexity"].items():
-        assert len(s["per_seed"]) == 2 and s["mean"] > 1, m
-
-
-def test_smoke_figure_written(smoke):
-    verdicts, figures, out = smoke
-    assert figures == [FIGURE]
-    path = out / FIGURE
-    assert path.is_file() and path.stat().st_size > 1000
-    assert all(v.figures == [FIGURE] for v in verdicts)
+# The smoke-size LDA run is read from the all-papers smoke audit (tests/test_cli.py:
+# test_vips_lda_accuracy_records).
 
 
 def test_bad_budget_and_data_dir():
