@@ -523,20 +523,20 @@ def _spectral(chol_inv: np.ndarray, e: np.ndarray, E: np.ndarray | None = None, 
     u = e @ chol_inv.T
     step = max(1, _BLOCK_BYTES // (8 * d * d))
     lam, kl = np.empty((n, d)), np.empty(n)
+
+    def every_block(with_eigenvectors: bool):
+        for start in range(0, n, step):
+            block = slice(start, min(start + step, n))
+            lam[block], kl[block] = _spectral_block(
+                chol_inv, u[block], _block_E(E, upper, block, d), with_eigenvectors)
+        return lam, kl
+
     if not eigenvectors:
         try:
-            for start in range(0, n, step):
-                block = slice(start, min(start + step, n))
-                lam[block], kl[block] = _spectral_block(
-                    chol_inv, u[block], _block_E(E, upper, block, d), False)
-            return lam, kl
+            return every_block(False)
         except np.linalg.LinAlgError:
             pass
-    for start in range(0, n, step):
-        block = slice(start, min(start + step, n))
-        lam[block], kl[block] = _spectral_block(
-            chol_inv, u[block], _block_E(E, upper, block, d), True)
-    return lam, kl
+    return every_block(True)
 
 
 def _block_E(E, upper, block: slice, d: int) -> np.ndarray:
