@@ -596,21 +596,6 @@ def test_workers_give_identical_results_for_vector_outputs_and_every_score(score
     np.testing.assert_array_equal(one.held_out_scores[0], two.held_out_scores[0])
 
 
-def test_dask_local_cluster_gives_identical_results():
-    distributed = pytest.importorskip("distributed")
-    m = gaussian(1.0)
-    local = audit(m, PAIR, 20_000, seed=4, block_size=4000)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        remote = audit(m, PAIR, 20_000, seed=4, block_size=4000, client=client)
-        remote_rank = audit(m, PAIR, 20_000, seed=4, block_size=4000, client=client,
-                            threshold="rank")
-    assert remote == local
-    assert remote_rank == audit(m, PAIR, 20_000, seed=4, block_size=4000, threshold="rank")
-    np.testing.assert_array_equal(local.held_out_scores[0], remote.held_out_scores[0])
-
-
 # --------------------------------------------------------------------------- bad input
 
 

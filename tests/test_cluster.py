@@ -50,6 +50,26 @@ def test_a_check_that_does_not_pickle_is_named(dask_client):
         CheckTimer(client=dask_client).start("locked", lambda: lock.locked())
 
 
+def test_the_audit_on_the_cluster_gives_the_local_result(dask_client):
+    """``audit(..., client=)``: the trial blocks run as the cluster's tasks and give the
+    local result, held-out scores included, with the split and the rank threshold (in
+    tests/test_audit_core.py until 2026-11-28, with a LocalCluster of its own: a second
+    cluster's start and stop in the suite)."""
+    import numpy as np
+
+    from dpclaims.audits import GaussianMechanism, audit, replace_one
+
+    m = GaussianMechanism(lambda d: np.sum(d), 1.0, 1.0, 1e-5)
+    pair = replace_one(np.zeros(5), 0, 1.0)
+    local = audit(m, pair, 20_000, seed=4, block_size=4000)
+    remote = audit(m, pair, 20_000, seed=4, block_size=4000, client=dask_client)
+    remote_rank = audit(m, pair, 20_000, seed=4, block_size=4000, client=dask_client,
+                        threshold="rank")
+    assert remote == local
+    assert remote_rank == audit(m, pair, 20_000, seed=4, block_size=4000, threshold="rank")
+    np.testing.assert_array_equal(local.held_out_scores[0], remote.held_out_scores[0])
+
+
 def test_dpvim_audit_blocks_on_the_cluster_give_the_local_verdicts(dask_client):
     from dpclaims.papers.dpvim.checks_audit import check_empirical_audit
 
