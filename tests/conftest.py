@@ -28,7 +28,7 @@ LONG_FILES = {
     "test_privacy_numbers.py": 33, "test_accounting.py": 33, "test_literature_zoo.py": 29,
     "test_whole_run.py": 29, "test_audit_core.py": 23,
     "test_exit_codes.py": 18, "test_user_claims.py": 18, "test_sep.py": 17,
-    "test_property_checker.py": 17, "test_cluster.py": 15, "test_vips_lda_accuracy.py": 15,
+    "test_property_checker.py": 17, "test_cluster.py": 15,
 }
 
 

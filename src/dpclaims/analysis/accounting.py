@@ -1606,8 +1606,9 @@ def _pld_epsilon(
 # The two PLD readings are memoised (with MEMO_ENV set) beneath account_event and
 # calibrate_noise_multiplier as well: the same event, delta, relation and interval recur
 # under different calls of those (another accountant selection, another refinement
-# path, another calibration's bracket), 17 of the test suite's 115 PLD CPU-s on
-# 2026-11-28. What is kept is the float itself; PLD_MAX_EPSILON is applied after.
+# path, another calibration's bracket), 10 of the test suite's 115 PLD CPU-s on
+# 2026-11-28 (17 with the same event, relation and interval at any delta). What is kept
+# is the float itself; PLD_MAX_EPSILON is applied after.
 @_memoised
 def _pessimistic_pld_value(
     event: dp_accounting.DpEvent, delta: float, relation: str, interval: float
