@@ -27,8 +27,6 @@ from dpclaims.papers.vips.experiment_lda import (
 )
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "vips.txt"
-IDS = {"vips/lda-ma-beats-strong-composition", "vips/lda-clipping-helps",
-       "vips/lda-ma-beats-word-frequency"}
 
 
 # --------------------------------------------------------------------------- strong composition
